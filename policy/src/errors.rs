@@ -1,0 +1,106 @@
+//! Field errors: the one validation error shape shared by the server, the API and the browser.
+
+use serde::{Deserialize, Serialize};
+
+use crate::path::FieldPath;
+
+/// The machine code of a [`FieldError`] (SPEC 3), serialized in snake_case.
+///
+/// ```
+/// use policy::ErrorCode;
+/// assert_eq!(serde_json::to_value(ErrorCode::UnknownField).unwrap(), "unknown_field");
+/// assert_eq!(ErrorCode::NotFound.as_str(), "not_found");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// A field that must be present is missing.
+    Required,
+    /// A number outside its bounds (including negatives and numbers past 2^64).
+    Range,
+    /// The wrong JSON type: a string for a number, a fraction, an array for an object.
+    Type,
+    /// A field the document does not define.
+    UnknownField,
+    /// A value outside its set (`on_exhausted`, a legacy action).
+    Enum,
+    /// A policy `version` other than 2 (version 1 is written without `version`).
+    Version,
+    /// A legacy rule map whose codes of one class resolve to different actions.
+    Conflict,
+    /// A value that must be unique is repeated (e.g. a candidate id).
+    Unique,
+    /// A referenced provider or candidate id does not exist.
+    NotFound,
+}
+
+impl ErrorCode {
+    /// The snake_case name, as it appears in JSON.
+    ///
+    /// ```
+    /// assert_eq!(policy::ErrorCode::Range.as_str(), "range");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::Range => "range",
+            Self::Type => "type",
+            Self::UnknownField => "unknown_field",
+            Self::Enum => "enum",
+            Self::Version => "version",
+            Self::Conflict => "conflict",
+            Self::Unique => "unique",
+            Self::NotFound => "not_found",
+        }
+    }
+}
+
+/// One validation error, addressed to a field. Its JSON shape,
+/// `{"field", "code", "message"}`, travels unchanged to the browser and the HTTP API.
+///
+/// ```
+/// use policy::{ErrorCode, FieldError, FieldPath};
+/// let path = FieldPath::root().field("candidates").index(1).field("model");
+/// let error = FieldError::new(&path, ErrorCode::Required, "is required");
+/// assert_eq!(
+///     serde_json::to_value(&error).unwrap(),
+///     serde_json::json!({"field": "candidates[1].model", "code": "required", "message": "is required"}),
+/// );
+/// assert_eq!(error.to_string(), "candidates[1].model: is required");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[error("{}", display_field_error(.field, .message))]
+pub struct FieldError {
+    /// The field's path, e.g. `candidates[1].policy.hard.retry.max_retries`; empty for the
+    /// validated value itself.
+    pub field: String,
+    /// What kind of error it is.
+    pub code: ErrorCode,
+    /// A sentence fragment for people, e.g. `must be between 1 and 10`.
+    pub message: String,
+}
+
+impl FieldError {
+    /// An error at `path`.
+    ///
+    /// ```
+    /// use policy::{ErrorCode, FieldError, FieldPath};
+    /// let error = FieldError::new(&FieldPath::root().field("name"), ErrorCode::Unique, "is already taken");
+    /// assert_eq!(error.field, "name");
+    /// ```
+    pub fn new(path: &FieldPath, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            field: path.to_string(),
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+fn display_field_error(field: &str, message: &str) -> String {
+    if field.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{field}: {message}")
+    }
+}
