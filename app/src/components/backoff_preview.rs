@@ -1,0 +1,75 @@
+use leptos::prelude::*;
+use policy::{describe_schedule, PolicySection, MAX_RETRIES_BOUNDS};
+
+/// A small explainer: type a first interval and a retry count, and read the
+/// delays a transient section would use. The words come from the policy
+/// crate, the same code the server runs, so they update in the browser on
+/// every keystroke.
+#[component]
+pub fn BackoffPreview() -> impl IntoView {
+    let (initial_interval_ms, set_initial_interval_ms) = signal(500u64);
+    let (max_retries, set_max_retries) = signal(3u32);
+    let schedule = Memo::new(move |_| describe(initial_interval_ms.get(), max_retries.get()));
+
+    view! {
+        <section class="card" aria-labelledby="backoff-heading">
+            <h2 id="backoff-heading">"Backoff at a glance"</h2>
+            <div class="field-row">
+                <label>
+                    "Initial interval (ms)"
+                    <input
+                        type="number"
+                        min="100"
+                        max="600000"
+                        prop:value=move || initial_interval_ms.get().to_string()
+                        on:input=move |ev| {
+                            if let Ok(value) = event_target_value(&ev).parse() {
+                                set_initial_interval_ms.set(value);
+                            }
+                        }
+                    />
+                </label>
+                <label>
+                    "Max retries"
+                    <input
+                        type="number"
+                        min="1"
+                        max="10"
+                        prop:value=move || max_retries.get().to_string()
+                        on:input=move |ev| {
+                            if let Ok(value) = event_target_value(&ev).parse() {
+                                set_max_retries.set(value);
+                            }
+                        }
+                    />
+                </label>
+            </div>
+            <p role="status" class="schedule">{move || schedule.get()}</p>
+        </section>
+    }
+}
+
+/// The transient section's schedule with these two numbers, in words.
+fn describe(initial_interval_ms: u64, max_retries: u32) -> String {
+    let mut section = PolicySection::transient_default();
+    section.retry.initial_interval_ms = initial_interval_ms;
+    section.retry.max_retries =
+        max_retries.min(u32::try_from(MAX_RETRIES_BOUNDS.max).unwrap_or(u32::MAX));
+    describe_schedule(&section, Some("the next candidate"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn describes_the_schedule() {
+        assert_eq!(
+            super::describe(500, 2),
+            "retry 1 after 0.5 s, retry 2 after 1 s; gives up after 1.5 s, then skips to the next candidate"
+        );
+        assert_eq!(
+            super::describe(100, 99).matches("retry").count(),
+            10,
+            "at most 10 retries"
+        );
+    }
+}

@@ -1,0 +1,53 @@
+//! The HTML document and the top-level router.
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+
+use crate::layout::TopBar;
+use crate::pages::{HomePage, NotFoundPage, ProfilesPage, TasksPage};
+
+/// The base name of the browser bundle: `/pkg/switchback.js`,
+/// `/pkg/switchback_bg.wasm` and `/pkg/switchback.css`.
+pub const OUTPUT_NAME: &str = "switchback";
+
+/// The whole HTML document, rendered on the server around [`App`].
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="color-scheme" content="light dark" />
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The application: the top bar, then the page the path names.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="switchback" href=format!("/pkg/{OUTPUT_NAME}.css") />
+        <Title formatter=|page: String| format!("{page} · Switchback") />
+        <Router>
+            <TopBar />
+            <main id="main" class="page">
+                <Routes fallback=NotFoundPage>
+                    <Route path=path!("") view=HomePage />
+                    <Route path=path!("/profiles") view=ProfilesPage />
+                    <Route path=path!("/tasks") view=TasksPage />
+                </Routes>
+            </main>
+        </Router>
+    }
+}

@@ -1,0 +1,130 @@
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use playwright_rs::protocol::{BrowserContextOptions, Page, Playwright, Viewport};
+use playwright_rs::LaunchOptions;
+
+/// Debian's Chromium; `CHROMIUM` overrides.
+const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The flags this machine needs: no sandbox as root, and no background
+/// networking (the network is closed, and Chromium's attempts only slow it).
+const CHROMIUM_ARGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+];
+
+/// The screens the tests use.
+#[derive(Debug, Clone, Copy)]
+pub enum Device {
+    /// A 1280x800 desktop window.
+    Desktop,
+    /// The Pixel 5: 393x851, touch, mobile, device scale factor 2.75.
+    Pixel5,
+}
+
+/// A headless Chromium and its Playwright driver.
+pub struct Browser {
+    _playwright: Playwright,
+    browser: playwright_rs::protocol::Browser,
+}
+
+impl Browser {
+    /// Launch Chromium headless. Any failure here fails the test.
+    pub async fn launch() -> anyhow::Result<Self> {
+        let playwright = Playwright::launch().await.context(
+            "cannot start the Playwright driver (run scripts/setup: it installs playwright-core)",
+        )?;
+        let executable = std::env::var("CHROMIUM").unwrap_or_else(|_| DEFAULT_CHROMIUM.to_string());
+        let options = LaunchOptions::new()
+            .executable_path(executable.clone())
+            .headless(true)
+            .args(CHROMIUM_ARGS.iter().map(|arg| arg.to_string()).collect());
+        let browser = playwright
+            .chromium()
+            .launch_with_options(options)
+            .await
+            .with_context(|| {
+                format!("cannot launch {executable} (run scripts/setup: it installs chromium)")
+            })?;
+        Ok(Self {
+            _playwright: playwright,
+            browser,
+        })
+    }
+
+    /// A fresh page on `device`, with JavaScript on or off. Uncaught page
+    /// errors are collected: see [`TestPage::errors`].
+    pub async fn page(&self, device: Device, javascript: bool) -> anyhow::Result<TestPage> {
+        let builder = BrowserContextOptions::builder().javascript_enabled(javascript);
+        let options = match device {
+            Device::Desktop => builder.viewport(Viewport {
+                width: 1280,
+                height: 800,
+            }),
+            Device::Pixel5 => builder
+                .viewport(Viewport {
+                    width: 393,
+                    height: 851,
+                })
+                .screen(Viewport {
+                    width: 393,
+                    height: 851,
+                })
+                .device_scale_factor(2.75)
+                .is_mobile(true)
+                .has_touch(true),
+        }
+        .build();
+        let context = self.browser.new_context_with_options(options).await?;
+        let page = context.new_page().await?;
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sink = errors.clone();
+        page.on_pageerror(move |message| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().expect("error list lock").push(message);
+                Ok(())
+            }
+        })
+        .await?;
+        Ok(TestPage { page, errors })
+    }
+}
+
+/// A page and the uncaught errors it has thrown so far.
+pub struct TestPage {
+    /// The Playwright page.
+    pub page: Page,
+    errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestPage {
+    /// Uncaught JavaScript errors (a failed hydration shows up here).
+    pub fn errors(&self) -> Vec<String> {
+        self.errors.lock().expect("error list lock").clone()
+    }
+
+    /// Wait until the app has hydrated: `hydrate()` marks `<body>` when
+    /// the event handlers are attached.
+    pub async fn wait_for_hydration(&self) -> anyhow::Result<()> {
+        self.page
+            .locator("body[data-hydrated]")
+            .wait_for(None)
+            .await
+            .with_context(|| format!("the page did not hydrate; page errors: {:?}", self.errors()))
+    }
+}
+
+impl std::ops::Deref for TestPage {
+    type Target = Page;
+    fn deref(&self) -> &Page {
+        &self.page
+    }
+}

@@ -1,0 +1,97 @@
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use tempfile::TempDir;
+
+/// A `switchback serve` process of its own: a free loopback port, a database
+/// file of its own, and an empty working directory (the binary must need
+/// nothing beside it). Killed when dropped.
+pub struct TestServer {
+    child: Child,
+    base_url: String,
+    _work_dir: TempDir,
+}
+
+impl TestServer {
+    /// Start the binary and wait until it says where it listens.
+    pub fn start() -> anyhow::Result<Self> {
+        let binary = binary_path()?;
+        let work_dir = tempfile::tempdir()?;
+        let database = format!(
+            "sqlite://{}",
+            work_dir.path().join("switchback.db").display()
+        );
+        let mut child = Command::new(&binary)
+            .args(["serve", "--bind", "127.0.0.1:0", "--database", &database])
+            .current_dir(work_dir.path())
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("cannot start {}", binary.display()))?;
+
+        // Read the log on a thread for the whole run, so the pipe never fills.
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (address_tx, address_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(address) = line.split("listening on ").nth(1) {
+                    let _ = address_tx.send(address.trim().to_string());
+                }
+                eprintln!("[switchback] {line}");
+            }
+        });
+        let base_url = match address_rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                bail!("switchback did not report its address within 30 s");
+            }
+        };
+        Ok(Self {
+            child,
+            base_url,
+            _work_dir: work_dir,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT` followed by `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `switchback` binary of the same build as this test: tests run from
+/// `target/<profile>/deps/`, the binary is in `target/<profile>/`.
+/// `SWITCHBACK_BIN` overrides.
+fn binary_path() -> anyhow::Result<PathBuf> {
+    if let Some(path) = std::env::var_os("SWITCHBACK_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe()?;
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .ok_or_else(|| anyhow!("unexpected test binary path {}", exe.display()))?;
+    let binary = profile_dir.join("switchback");
+    if !binary.exists() {
+        bail!(
+            "{} is missing: build it with the same profile as the tests (scripts/test does)",
+            binary.display()
+        );
+    }
+    Ok(binary)
+}

@@ -1,0 +1,12 @@
+//! The server's configuration, resolved from the command line and environment.
+
+use std::net::SocketAddr;
+
+/// Everything `switchback serve` needs to start.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the HTTP server listens.
+    pub bind: SocketAddr,
+    /// The SQLite database URL, e.g. `sqlite://switchback.db`.
+    pub database_url: String,
+}

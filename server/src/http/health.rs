@@ -1,0 +1,23 @@
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde_json::{json, Value};
+
+use crate::store::Store;
+
+/// `GET /healthz`: 200 with the schema version when the database answers, 503 otherwise.
+pub async fn healthz(State(store): State<Store>) -> (StatusCode, Json<Value>) {
+    match store.schema_version().await {
+        Ok(schema_version) => (
+            StatusCode::OK,
+            Json(json!({"status": "ok", "schema_version": schema_version})),
+        ),
+        Err(error) => {
+            tracing::error!(%error, "health check: database unavailable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "unavailable"})),
+            )
+        }
+    }
+}

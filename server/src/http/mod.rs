@@ -1,0 +1,47 @@
+//! The HTTP surface: the JSON API, the health check, the server-rendered app
+//! and the embedded static files, all in one axum router.
+
+mod health;
+mod web;
+
+use axum::extract::FromRef;
+use axum::routing::get;
+use axum::Router;
+use leptos::prelude::LeptosOptions;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use tower_http::compression::CompressionLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::store::Store;
+
+/// What every handler can reach.
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    /// Leptos rendering options (bundle name, paths).
+    pub leptos_options: LeptosOptions,
+    /// The durable store.
+    pub store: Store,
+}
+
+/// The whole application router, ready to serve or to test with `oneshot`.
+pub fn router(state: AppState) -> Router {
+    let routes = generate_route_list(app::App);
+    let leptos_options = state.leptos_options.clone();
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .leptos_routes(&state, routes, move || app::shell(leptos_options.clone()))
+        .fallback(web::static_file_or_not_found)
+        .layer(CompressionLayer::new())
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Leptos options for the embedded bundle. Nothing is read from disk at run
+/// time: files come from [`crate::site`].
+pub fn leptos_options(bind: std::net::SocketAddr) -> LeptosOptions {
+    LeptosOptions::builder()
+        .output_name(app::OUTPUT_NAME)
+        .site_pkg_dir("pkg")
+        .site_addr(bind)
+        .build()
+}
