@@ -14,6 +14,7 @@
 //! - `backoff`, `schedule`: delays, the derived schedule, and its words.
 //! - `evaluate`: the decision after a failure (SPEC 4).
 //! - `escalation`: `max_tokens` escalation (SPEC 5).
+//! - `profile`, `provider`: dynamic profiles and providers as forms and the API send them.
 //!
 //! ```
 //! use policy::*;
@@ -35,6 +36,8 @@ pub mod evaluate;
 pub mod legacy;
 pub mod normalize;
 pub mod path;
+pub mod profile;
+pub mod provider;
 mod read;
 pub mod schedule;
 pub mod validate;
@@ -57,5 +60,13 @@ pub use evaluate::{
 pub use legacy::{normalize_legacy, LegacyAction, LEGACY_DEFAULT_KEY};
 pub use normalize::normalize_policy;
 pub use path::FieldPath;
+pub use profile::{
+    normalize_profile, CandidateDraft, ProfileDraft, MAX_TOKENS_BOUNDS, MODEL_MAX_CHARS,
+    NAME_MAX_CHARS,
+};
+pub use provider::{
+    key_env_allowed, normalize_provider, normalize_provider_update, ProviderDraft, ProviderFamily,
+    ProviderKind,
+};
 pub use schedule::{describe_schedule, format_duration_ms, schedule, Schedule, ScheduleStep};
 pub use validate::validate_document;

@@ -177,3 +177,39 @@ pub(crate) fn describe(value: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+/// A non-empty string of at most `max_chars` characters (surrounding white space
+/// removed), or a `type`, `required` (empty) or `range` (too long) error.
+pub(crate) fn text(
+    value: &Value,
+    path: &FieldPath,
+    max_chars: usize,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    let Value::String(raw) = value else {
+        errors.push(FieldError::new(
+            path,
+            ErrorCode::Type,
+            format!("must be a string, not {}", describe(value)),
+        ));
+        return None;
+    };
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        errors.push(FieldError::new(
+            path,
+            ErrorCode::Required,
+            "must not be empty",
+        ));
+        return None;
+    }
+    if trimmed.chars().count() > max_chars {
+        errors.push(FieldError::new(
+            path,
+            ErrorCode::Range,
+            format!("must be at most {max_chars} characters"),
+        ));
+        return None;
+    }
+    Some(trimmed.to_owned())
+}
