@@ -2,6 +2,7 @@
 //! environment variable, so a service manager can configure it without flags.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -21,6 +22,20 @@ pub struct Cli {
 pub enum Command {
     /// Run the web app and the HTTP API.
     Serve(ServeArgs),
+    /// Work with policy documents.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+/// `switchback policy ...`
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print a policy document (version 1 or 2) normalized to version 2, or
+    /// its field errors as `{"errors": [...]}` and exit 1.
+    Check {
+        /// The JSON file holding the policy document.
+        file: PathBuf,
+    },
 }
 
 /// Arguments of `switchback serve`.
@@ -36,6 +51,15 @@ pub struct ServeArgs {
         default_value = "sqlite://switchback.db"
     )]
     pub database: String,
+    /// Also let providers read their key from this environment variable
+    /// (repeatable). Names ending in `_API_KEY` are always allowed.
+    #[arg(
+        long = "allow-key-env",
+        value_name = "NAME",
+        env = "SWITCHBACK_ALLOW_KEY_ENV",
+        value_delimiter = ','
+    )]
+    pub allow_key_env: Vec<String>,
 }
 
 impl ServeArgs {
@@ -44,6 +68,7 @@ impl ServeArgs {
         Config {
             bind: self.bind,
             database_url: self.database,
+            allowed_key_envs: self.allow_key_env,
         }
     }
 }
@@ -56,7 +81,10 @@ mod tests {
     fn serve_defaults_and_flags() {
         let Command::Serve(args) = Cli::try_parse_from(["switchback", "serve"])
             .unwrap()
-            .command;
+            .command
+        else {
+            panic!("serve")
+        };
         assert_eq!(args.bind.to_string(), "127.0.0.1:3000");
         assert_eq!(args.database, "sqlite://switchback.db");
 
@@ -69,9 +97,41 @@ mod tests {
             "sqlite:///tmp/x.db",
         ])
         .unwrap()
-        .command;
+        .command
+        else {
+            panic!("serve")
+        };
         assert_eq!(args.bind.to_string(), "0.0.0.0:8080");
         assert_eq!(args.database, "sqlite:///tmp/x.db");
+
+        let Command::Serve(args) = Cli::try_parse_from([
+            "switchback",
+            "serve",
+            "--allow-key-env",
+            "VAULT_TOKEN",
+            "--allow-key-env",
+            "OTHER_KEY",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("serve")
+        };
+        assert_eq!(
+            args.into_config().allowed_key_envs,
+            ["VAULT_TOKEN", "OTHER_KEY"]
+        );
+    }
+
+    #[test]
+    fn policy_check_takes_a_file() {
+        let command = Cli::try_parse_from(["switchback", "policy", "check", "p.json"])
+            .unwrap()
+            .command;
+        assert!(
+            matches!(command, Command::Policy(PolicyCommand::Check { file }) if file == PathBuf::from("p.json"))
+        );
+        assert!(Cli::try_parse_from(["switchback", "policy", "check"]).is_err());
     }
 
     #[test]

@@ -9,4 +9,7 @@ pub struct Config {
     pub bind: SocketAddr,
     /// The SQLite database URL, e.g. `sqlite://switchback.db`.
     pub database_url: String,
+    /// Environment variable names a provider may read its key from, beyond
+    /// any name ending in `_API_KEY`.
+    pub allowed_key_envs: Vec<String>,
 }

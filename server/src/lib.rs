@@ -1,10 +1,15 @@
-//! The Switchback server: configuration, store, HTTP surface and the embedded
-//! web app. `main.rs` is a thin shell over [`cli`] and [`serve`].
+//! The Switchback server: configuration, store, services, HTTP surface and
+//! the embedded web app. `main.rs` is a thin shell over [`cli`] and [`serve`].
 
 pub mod cli;
+pub mod clock;
+pub mod commands;
 pub mod config;
+pub mod domain;
+pub mod error;
 pub mod http;
 pub mod serve;
+pub mod services;
 pub mod site;
 pub mod store;
 pub mod telemetry;

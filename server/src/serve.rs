@@ -1,25 +1,33 @@
 //! `switchback serve`: open the store, then serve until SIGTERM or Ctrl-C.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
 
 use anyhow::Context;
 use tokio::net::TcpListener;
 
+use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::http::{leptos_options, router, AppState};
-use crate::store::Store;
+use crate::services::Services;
+use crate::store::{SqliteStore, Store};
 
 /// Run the server with `config` until a shutdown signal arrives.
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let store = Store::open(&config.database_url).await?;
-    store.init_instance(unix_now_ms()).await?;
+    let clock = Arc::new(SystemClock);
+    let store = Arc::new(SqliteStore::open(&config.database_url).await?);
+    store.init_instance(clock.now_ms()).await?;
     let listener = TcpListener::bind(config.bind)
         .await
         .with_context(|| format!("cannot listen on {}", config.bind))?;
     let local_addr = listener.local_addr()?;
+    let services = Services {
+        store: store.clone(),
+        clock,
+        allowed_key_envs: config.allowed_key_envs.into(),
+    };
     let state = AppState {
         leptos_options: leptos_options(local_addr),
-        store: store.clone(),
+        services,
     };
     tracing::info!("switchback listening on http://{local_addr}");
     axum::serve(listener, router(state))
@@ -29,13 +37,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("switchback stopped");
     Ok(())
-}
-
-fn unix_now_ms() -> i64 {
-    let since_epoch = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -69,3 +69,141 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
         "{rest:?}"
     );
 }
+
+#[test]
+fn policy_check_prints_version_2_or_field_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    std::fs::write(&good, r#"{"rate_limited": "retry_same", "overloaded": "retry_same", "server_error": "retry_same", "network": "retry_same", "timeout": "retry_same"}"#).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["policy", "check"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["version"], 2);
+    assert_eq!(document["transient"]["retry"]["enabled"], true);
+    assert_eq!(document["transient"]["on_exhausted"], "stop");
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"version": 2, "transient": {}, "hard": {}}"#).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["policy", "check"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let errors: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let fields: Vec<&str> = errors["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        fields.contains(&"transient.retry") && fields.contains(&"hard.on_exhausted"),
+        "{fields:?}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["policy", "check"])
+        .arg(dir.path().join("missing.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("cannot read"),
+        "{output:?}"
+    );
+}
+
+/// One HTTP/1.1 exchange over a plain socket: (status, body).
+fn send(address: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    let body = body.unwrap_or("");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn providers_and_profiles_through_a_running_server() {
+    let work_dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", work_dir.path().join("api.db").display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--database", &database])
+        .env("NO_COLOR", "1")
+        .current_dir(work_dir.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = stdout.lines().map_while(Result::ok);
+    let address = lines
+        .find_map(|line| {
+            line.split("listening on http://")
+                .nth(1)
+                .map(|a| a.trim().to_owned())
+        })
+        .expect("a listening line");
+
+    let (status, provider) = send(
+        &address,
+        "POST",
+        "/api/providers",
+        Some(r#"{"name": "Sim", "kind": "simulated"}"#),
+    );
+    assert_eq!(status, 201, "{provider}");
+    let provider: serde_json::Value = serde_json::from_str(&provider).unwrap();
+    let profile = serde_json::json!({"name": "Demo", "candidates": [
+        {"provider_id": provider["id"], "model": "sim-1", "enabled": true, "max_tokens": 100,
+         "policy": {"overloaded": "retry_same", "rate_limited": "retry_same", "server_error": "retry_same",
+                    "network": "retry_same", "timeout": "retry_same", "default": "try_next"}}]});
+    let (status, created) = send(
+        &address,
+        "POST",
+        "/api/profiles",
+        Some(&profile.to_string()),
+    );
+    assert_eq!(status, 201, "{created}");
+    let created: serde_json::Value = serde_json::from_str(&created).unwrap();
+    assert_eq!(created["candidates"][0]["policy"]["version"], 2);
+    assert_eq!(
+        created["candidates"][0]["policy"]["transient"]["on_exhausted"],
+        "stop"
+    );
+    assert_eq!(
+        created["candidates"][0]["policy"]["hard"]["on_exhausted"],
+        "skip"
+    );
+
+    let (status, body) = send(&address, "POST", "/api/profiles", Some("{oops"));
+    assert_eq!(status, 400, "{body}");
+    let (status, listed) = send(&address, "GET", "/api/profiles", None);
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&listed)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let (status, openapi) = send(&address, "GET", "/api/openapi.json", None);
+    assert_eq!(status, 200);
+    assert!(openapi.contains("\"/api/profiles/{id}\""));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -3,11 +3,11 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde_json::{json, Value};
 
-use crate::store::Store;
+use crate::services::Services;
 
 /// `GET /healthz`: 200 with the schema version when the database answers, 503 otherwise.
-pub async fn healthz(State(store): State<Store>) -> (StatusCode, Json<Value>) {
-    match store.schema_version().await {
+pub async fn healthz(State(services): State<Services>) -> (StatusCode, Json<Value>) {
+    match services.store.schema_version().await {
         Ok(schema_version) => (
             StatusCode::OK,
             Json(json!({"status": "ok", "schema_version": schema_version})),

@@ -1,6 +1,7 @@
 //! The HTTP surface: the JSON API, the health check, the server-rendered app
 //! and the embedded static files, all in one axum router.
 
+pub mod api;
 mod health;
 mod web;
 
@@ -12,23 +13,25 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::store::Store;
+use crate::services::Services;
 
 /// What every handler can reach.
 #[derive(Clone, FromRef)]
 pub struct AppState {
     /// Leptos rendering options (bundle name, paths).
     pub leptos_options: LeptosOptions,
-    /// The durable store.
-    pub store: Store,
+    /// The operations behind the API and the pages.
+    pub services: Services,
 }
 
 /// The whole application router, ready to serve or to test with `oneshot`.
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();
+    let (api, _openapi) = api::router();
     Router::new()
         .route("/healthz", get(health::healthz))
+        .merge(api)
         .leptos_routes(&state, routes, move || app::shell(leptos_options.clone()))
         .fallback(web::static_file_or_not_found)
         .layer(CompressionLayer::new())

@@ -1,0 +1,3 @@
+//! The one-shot commands of the CLI (everything but `serve`).
+
+pub mod policy_check;

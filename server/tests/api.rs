@@ -1,0 +1,629 @@
+//! The HTTP API through the real router, without a socket: every endpoint
+//! and every error path, on a real SQLite file.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use server::clock::ManualClock;
+use server::http::{leptos_options, router, AppState};
+use server::services::Services;
+use server::store::SqliteStore;
+use tower::ServiceExt;
+
+struct Api {
+    router: Router,
+    _dir: tempfile::TempDir,
+}
+
+impl Api {
+    async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("api.db").display());
+        let services = Services {
+            store: Arc::new(SqliteStore::open(&url).await.unwrap()),
+            clock: Arc::new(ManualClock::new(1_796_000_000_000)),
+            allowed_key_envs: vec!["PATH".to_owned()].into(),
+        };
+        let state = AppState {
+            leptos_options: leptos_options("127.0.0.1:0".parse().unwrap()),
+            services,
+        };
+        Self {
+            router: router(state),
+            _dir: dir,
+        }
+    }
+
+    async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap()
+        };
+        (status, body)
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let builder = Request::builder().method(method).uri(path);
+        let request = match body {
+            Some(body) => builder
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+            None => builder.body(Body::empty()).unwrap(),
+        };
+        self.send(request).await
+    }
+
+    async fn provider(&self, name: &str) -> Value {
+        let (status, body) = self
+            .call(
+                Method::POST,
+                "/api/providers",
+                Some(json!({
+                    "name": name, "kind": "anthropic", "base_url": "https://api.anthropic.com",
+                    "api_key_env": "ANTHROPIC_API_KEY",
+                })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+}
+
+fn fields(body: &Value) -> Vec<(String, String)> {
+    body["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("field errors expected: {body}"))
+        .iter()
+        .map(|error| {
+            (
+                error["field"].as_str().unwrap().to_owned(),
+                error["code"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn providers_crud() {
+    let api = Api::new().await;
+    let created = api.provider("Anthropic").await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["kind"], "anthropic");
+    assert_eq!(created["family"], "anthropic");
+    assert_eq!(created["revision"], 1);
+    assert_eq!(created["created_at"], "2026-11-30T00:53:20Z");
+    assert!(created["api_key_env_set"].is_boolean());
+
+    // A variable that is set on the server says so (never its value).
+    let (status, local) = api
+        .call(Method::POST, "/api/providers", Some(json!({"name": "Local", "kind": "openai_compatible", "family": "ollama", "base_url": "http://127.0.0.1:11434", "api_key_env": "PATH"})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(local["api_key_env_set"], true);
+    let path_value = std::env::var("PATH").unwrap();
+    assert!(!local.to_string().contains(&path_value));
+
+    let (status, list) = api.call(Method::GET, "/api/providers", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Anthropic", "Local"]);
+
+    let (status, one) = api
+        .call(Method::GET, &format!("/api/providers/{id}"), None)
+        .await;
+    assert_eq!((status, &one), (StatusCode::OK, &created));
+
+    let update = json!({"name": "Anthropic EU", "kind": "anthropic", "base_url": "https://eu.example/", "api_key_env": "ANTHROPIC_API_KEY", "revision": 1});
+    let (status, updated) = api
+        .call(
+            Method::PUT,
+            &format!("/api/providers/{id}"),
+            Some(update.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{updated}");
+    assert_eq!(
+        (updated["revision"].as_i64(), updated["base_url"].as_str()),
+        (Some(2), Some("https://eu.example"))
+    );
+
+    let (status, stale) = api
+        .call(
+            Method::PUT,
+            &format!("/api/providers/{id}"),
+            Some(update.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(
+        (stale["error"].as_str(), stale["revision"].as_i64()),
+        (Some("stale_revision"), Some(2))
+    );
+
+    let mut no_revision = update.clone();
+    no_revision.as_object_mut().unwrap().remove("revision");
+    let (status, body) = api
+        .call(
+            Method::PUT,
+            &format!("/api/providers/{id}"),
+            Some(no_revision),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("revision", "required")])
+        )
+    );
+
+    let (status, body) = api
+        .call(Method::PUT, "/api/providers/nope", Some(update))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+
+    let (status, body) = api.call(Method::GET, "/api/providers/nope", None).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+
+    let (status, _) = api
+        .call(Method::DELETE, &format!("/api/providers/{id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = api
+        .call(Method::DELETE, &format!("/api/providers/{id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn provider_field_errors_store_nothing_and_never_echo_a_key() {
+    let api = Api::new().await;
+    let secret = "sk-ant-api03-verysecretvalue";
+    let (status, body) = api
+        .call(Method::POST, "/api/providers", Some(json!({"name": "", "kind": "anthropic", "base_url": "https://user:pw@host", "api_key_env": secret, "api_key": secret})))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        fields(&body),
+        pairs(&[
+            ("api_key", "unknown_field"),
+            ("name", "required"),
+            ("base_url", "type"),
+            ("api_key_env", "type")
+        ])
+    );
+    assert!(!body.to_string().contains(secret), "{body}");
+    let (_, list) = api.call(Method::GET, "/api/providers", None).await;
+    assert_eq!(list, json!([]));
+
+    let (status, body) = api
+        .call(Method::POST, "/api/providers", Some(json!({"name": "x", "kind": "openai", "base_url": "https://api.openai.com", "api_key_env": "HOME"})))
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("api_key_env", "enum")])
+        )
+    );
+
+    api.provider("Taken").await;
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/providers",
+            Some(json!({"name": "TAKEN", "kind": "simulated"})),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("name", "unique")])
+        )
+    );
+}
+
+#[tokio::test]
+async fn malformed_bodies_get_clear_4xx() {
+    let api = Api::new().await;
+    let request = |content_type: Option<&str>, body: Vec<u8>| {
+        let builder = Request::builder().method(Method::POST).uri("/api/profiles");
+        let builder = match content_type {
+            Some(content_type) => builder.header(header::CONTENT_TYPE, content_type),
+            None => builder,
+        };
+        builder.body(Body::from(body)).unwrap()
+    };
+    let (status, body) = api
+        .send(request(Some("application/json"), b"{\"name\": ".to_vec()))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("malformed_json"))
+    );
+    let (status, body) = api.send(request(Some("text/plain"), b"{}".to_vec())).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Some("unsupported_media_type")
+        )
+    );
+    let (status, body) = api.send(request(None, b"{}".to_vec())).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+    let huge = format!("{{\"name\": \"{}\"}}", "x".repeat(2 * 1024 * 1024));
+    let (status, body) = api
+        .send(request(Some("application/json"), huge.into_bytes()))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, Some("payload_too_large"))
+    );
+    let (status, body) = api
+        .call(Method::POST, "/api/profiles", Some(json!([1, 2])))
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (StatusCode::UNPROCESSABLE_ENTITY, pairs(&[("", "type")]))
+    );
+    let (status, body) = api.call(Method::GET, "/api/no-such-thing", None).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("no_such_route"))
+    );
+    let (status, _) = api
+        .call(Method::PATCH, "/api/profiles", Some(json!({})))
+        .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn profiles_normalize_legacy_policies_and_keep_candidate_identity() {
+    let api = Api::new().await;
+    let provider = api.provider("Anthropic").await;
+    let provider_id = provider["id"].as_str().unwrap();
+    let (status, created) = api
+        .call(Method::POST, "/api/profiles", Some(json!({
+            "name": "Coding",
+            "candidates": [
+                {"provider_id": provider_id, "model": "model-alpha", "enabled": true, "max_tokens": 8000,
+                 "policy": {"default": "try_next"}},
+                {"provider_id": provider_id, "model": "model-beta", "enabled": false, "max_tokens": 4000,
+                 "escalation": {"max_escalations": 3, "ceiling_tokens": 64000}},
+            ],
+        })))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let profile_id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["revision"], 1);
+    let alpha = &created["candidates"][0];
+    assert_eq!(alpha["policy"]["version"], 2, "stored as version 2");
+    assert_eq!(alpha["policy"]["transient"]["retry"]["enabled"], false);
+    assert_eq!(alpha["policy"]["hard"]["on_exhausted"], "skip");
+    let beta = &created["candidates"][1];
+    assert_eq!(beta["enabled"], false);
+    assert_eq!(
+        beta["policy"]["transient"]["retry"]["max_retries"], 2,
+        "absent policy is the defaults"
+    );
+    assert_eq!(
+        beta["escalation"],
+        json!({"max_escalations": 3, "ceiling_tokens": 64000})
+    );
+    assert_eq!(
+        created["candidates"][0]["escalation"],
+        json!({"max_escalations": 1, "ceiling_tokens": 32768})
+    );
+
+    let (status, fetched) = api
+        .call(Method::GET, &format!("/api/profiles/{profile_id}"), None)
+        .await;
+    assert_eq!((status, &fetched), (StatusCode::OK, &created));
+    let (_, list) = api.call(Method::GET, "/api/profiles", None).await;
+    assert_eq!(list, json!([created.clone()]));
+
+    // Reorder, keep ids, add one, and send a version-2 policy.
+    let mut v2 = alpha["policy"].clone();
+    v2["hard"]["retry"]["max_retries"] = json!(5);
+    let update = json!({
+        "name": "Coding", "revision": 1,
+        "candidates": [
+            {"id": beta["id"], "provider_id": provider_id, "model": "model-beta", "enabled": true, "max_tokens": 4000},
+            {"id": alpha["id"], "provider_id": provider_id, "model": "model-alpha", "enabled": true, "max_tokens": 8000, "policy": v2},
+            {"provider_id": provider_id, "model": "model-gamma", "enabled": true, "max_tokens": 1},
+        ],
+    });
+    let (status, updated) = api
+        .call(
+            Method::PUT,
+            &format!("/api/profiles/{profile_id}"),
+            Some(update.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{updated}");
+    assert_eq!(updated["revision"], 2);
+    assert_eq!(updated["candidates"][0]["id"], beta["id"]);
+    assert_eq!(updated["candidates"][1]["id"], alpha["id"]);
+    assert_eq!(
+        updated["candidates"][1]["policy"]["hard"]["retry"]["max_retries"],
+        5
+    );
+    let gamma_id = updated["candidates"][2]["id"].as_str().unwrap();
+    assert!(!gamma_id.is_empty() && gamma_id != alpha["id"] && gamma_id != beta["id"]);
+
+    let (status, stale) = api
+        .call(
+            Method::PUT,
+            &format!("/api/profiles/{profile_id}"),
+            Some(update.clone()),
+        )
+        .await;
+    assert_eq!(
+        (status, stale["revision"].as_i64()),
+        (StatusCode::CONFLICT, Some(2))
+    );
+
+    let mut unknown = update.clone();
+    unknown["revision"] = json!(2);
+    unknown["candidates"][0]["id"] = json!("someone-elses");
+    let (status, body) = api
+        .call(
+            Method::PUT,
+            &format!("/api/profiles/{profile_id}"),
+            Some(unknown),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("candidates[0].id", "not_found")])
+        )
+    );
+    let (_, after) = api
+        .call(Method::GET, &format!("/api/profiles/{profile_id}"), None)
+        .await;
+    assert_eq!(after, updated, "a refused update changes nothing");
+
+    let (status, _) = api
+        .call(Method::PUT, "/api/profiles/nope", Some(update))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // The provider is in use now.
+    let (status, body) = api
+        .call(
+            Method::DELETE,
+            &format!("/api/providers/{provider_id}"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::CONFLICT, Some("in_use"))
+    );
+    assert!(body["message"].as_str().unwrap().contains("Coding"));
+
+    let (status, _) = api
+        .call(Method::DELETE, &format!("/api/profiles/{profile_id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = api
+        .call(Method::GET, &format!("/api/profiles/{profile_id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = api
+        .call(Method::DELETE, &format!("/api/profiles/{profile_id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn profile_errors_come_all_at_once_and_store_nothing() {
+    let api = Api::new().await;
+    let provider = api.provider("Anthropic").await;
+    let provider_id = provider["id"].as_str().unwrap();
+    let (status, body) = api
+        .call(Method::POST, "/api/profiles", Some(json!({
+            "name": "Bad",
+            "candidates": [
+                {"provider_id": provider_id, "model": "a", "enabled": true, "max_tokens": 0,
+                 "policy": {"rate_limited": "retry_same", "overloaded": "try_next"}},
+                {"provider_id": provider_id, "model": "b", "enabled": true, "max_tokens": 10,
+                 "policy": {"version": 2, "transient": {"retry": {"enabled": true, "max_retries": 11, "initial_interval_ms": 500},
+                   "reset_wait": {"enabled": true, "max_wait_s": 60}, "on_exhausted": "skip"},
+                   "hard": {"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 99},
+                   "reset_wait": {"enabled": false, "max_wait_s": 604801}, "on_exhausted": "later"}}},
+            ],
+        })))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        fields(&body),
+        pairs(&[
+            ("candidates[0].max_tokens", "range"),
+            ("candidates[0].policy", "conflict"),
+            ("candidates[1].policy.transient.retry.max_retries", "range"),
+            (
+                "candidates[1].policy.hard.retry.initial_interval_ms",
+                "range"
+            ),
+            ("candidates[1].policy.hard.reset_wait.max_wait_s", "range"),
+            ("candidates[1].policy.hard.on_exhausted", "enum"),
+        ])
+    );
+
+    let (status, body) = api
+        .call(Method::POST, "/api/profiles", Some(json!({"name": "Refs", "candidates": [
+            {"provider_id": "no-such-provider", "model": "a", "enabled": true, "max_tokens": 10},
+            {"id": "invented", "provider_id": provider_id, "model": "b", "enabled": true, "max_tokens": 10},
+        ]})))
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[
+                ("candidates[0].provider_id", "not_found"),
+                ("candidates[1].id", "not_found")
+            ])
+        )
+    );
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(json!({"name": "Empty", "candidates": []})),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("candidates", "required")])
+        )
+    );
+    let (_, list) = api.call(Method::GET, "/api/profiles", None).await;
+    assert_eq!(list, json!([]), "nothing stored");
+
+    let ok = json!({"name": "Same", "candidates": [{"provider_id": provider_id, "model": "a", "enabled": true, "max_tokens": 10}]});
+    assert_eq!(
+        api.call(Method::POST, "/api/profiles", Some(ok.clone()))
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+    let (status, body) = api.call(Method::POST, "/api/profiles", Some(ok)).await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("name", "unique")])
+        )
+    );
+}
+
+#[tokio::test]
+async fn concurrent_profile_updates_exactly_one_wins() {
+    let api = Api::new().await;
+    let provider = api.provider("Anthropic").await;
+    let body = json!({"name": "Race", "candidates": [{"provider_id": provider["id"], "model": "a", "enabled": true, "max_tokens": 10}]});
+    let (_, created) = api.call(Method::POST, "/api/profiles", Some(body)).await;
+    let path = format!("/api/profiles/{}", created["id"].as_str().unwrap());
+    let api = Arc::new(api);
+    let mut writers = Vec::new();
+    for writer in 0..6 {
+        let api = api.clone();
+        let path = path.clone();
+        let candidate = created["candidates"][0].clone();
+        writers.push(tokio::spawn(async move {
+            let update =
+                json!({"name": format!("Race {writer}"), "revision": 1, "candidates": [candidate]});
+            api.call(Method::PUT, &path, Some(update)).await.0
+        }));
+    }
+    let mut statuses = Vec::new();
+    for writer in writers {
+        statuses.push(writer.await.unwrap());
+    }
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::OK,
+            StatusCode::CONFLICT,
+            StatusCode::CONFLICT,
+            StatusCode::CONFLICT,
+            StatusCode::CONFLICT,
+            StatusCode::CONFLICT
+        ]
+    );
+}
+
+#[tokio::test]
+async fn openapi_document_lists_every_route() {
+    let api = Api::new().await;
+    let (status, document) = api.call(Method::GET, "/api/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        document["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        document["openapi"]
+    );
+    let mut operations: Vec<String> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .map(move |method| format!("{} {path}", method.to_uppercase()))
+        })
+        .collect();
+    operations.sort();
+    assert_eq!(
+        operations,
+        [
+            "DELETE /api/profiles/{id}",
+            "DELETE /api/providers/{id}",
+            "GET /api/profiles",
+            "GET /api/profiles/{id}",
+            "GET /api/providers",
+            "GET /api/providers/{id}",
+            "POST /api/profiles",
+            "POST /api/providers",
+            "PUT /api/profiles/{id}",
+            "PUT /api/providers/{id}",
+        ]
+    );
+    // Every documented operation is served (none is a missing route), and
+    // the schemas it names exist.
+    for operation in &operations {
+        let (method, path) = operation.split_once(' ').unwrap();
+        let path = path.replace("{id}", "missing");
+        let (status, body) = api
+            .call(method.parse().unwrap(), &path, Some(json!({})))
+            .await;
+        assert_ne!(body["error"], "no_such_route", "{operation}");
+        assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "{operation}");
+    }
+    let schemas = document["components"]["schemas"].as_object().unwrap();
+    for name in [
+        "ProviderView",
+        "ProfileView",
+        "CandidateView",
+        "PolicySchema",
+        "FieldErrorsBody",
+        "ProfileRequest",
+    ] {
+        assert!(schemas.contains_key(name), "schema {name}");
+    }
+}
