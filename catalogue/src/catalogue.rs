@@ -1,0 +1,539 @@
+//! The compiled catalogue: rules indexed once per family, then matched per evidence.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use policy::{Class, Classification, Confidence, SemanticCode};
+
+use crate::evidence::Evidence;
+use crate::facts::Facts;
+use crate::family::Family;
+use crate::hints::{select_hint, HintInputs};
+use crate::output::CatalogueClassification;
+use crate::rules::{tables_for, MessageHint, Predicate, Rule};
+use crate::CATALOGUE_VERSION;
+
+/// The most message fragments one family's tables may hold (a fixed-size bitset).
+const MAX_NEEDLES: usize = 256;
+
+/// The rule id reported when no rule matched.
+pub const UNKNOWN_RULE: &str = "unknown";
+
+/// The provider-error catalogue, its rules compiled once.
+///
+/// ```
+/// use catalogue::{Catalogue, Evidence, Transport};
+/// let catalogue = Catalogue::shared();
+/// assert_eq!(catalogue.version(), "2026.12.0");
+/// let verdict = catalogue.classify(&Evidence::new("openai").with_transport(Transport::Tls), 0);
+/// assert_eq!(verdict.classification.code, policy::SemanticCode::ProviderMisconfigured);
+/// assert_eq!(verdict.rule, "transport.tls");
+/// ```
+pub struct Catalogue {
+    /// One compiled rule set per [`Family`], by [`Family::index`].
+    families: Vec<CompiledFamily>,
+}
+
+/// One family's rules, indexed by what they need.
+struct CompiledFamily {
+    rules: Vec<&'static Rule>,
+    /// Per rule: the needle ids of its message fragments.
+    rule_needles: Vec<Vec<usize>>,
+    needles: Option<AhoCorasick>,
+    /// Rules by their first needle.
+    by_needle: Vec<Vec<u16>>,
+    by_type: HashMap<String, Vec<u16>>,
+    by_code: HashMap<String, Vec<u16>>,
+    by_transport: HashMap<&'static str, Vec<u16>>,
+    by_status: HashMap<u16, Vec<u16>>,
+    /// Rules with none of the keys above (quota fragments, predicates).
+    always: Vec<u16>,
+}
+
+/// Which rules matched and what they decided.
+struct Verdict {
+    rule: &'static Rule,
+    confidence: Confidence,
+    conflicting: Vec<&'static str>,
+    /// Message hints of the rules that agree with the winner.
+    hints: Vec<MessageHint>,
+}
+
+static SHARED: LazyLock<Catalogue> = LazyLock::new(Catalogue::compile);
+
+impl Catalogue {
+    /// The catalogue, compiled on first use and shared for the life of the process.
+    pub fn shared() -> &'static Catalogue {
+        &SHARED
+    }
+
+    /// The version stored with every classification (`2026.12.0`).
+    pub fn version(&self) -> &'static str {
+        CATALOGUE_VERSION
+    }
+
+    /// Every rule id, for documentation and checks.
+    ///
+    /// ```
+    /// assert!(catalogue::Catalogue::shared().rule_ids().any(|id| id == "gemini.quota_per_day"));
+    /// ```
+    pub fn rule_ids(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let mut ids: Vec<&'static str> = self
+            .families
+            .iter()
+            .flat_map(|family| family.rules.iter().map(|rule| rule.id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+    }
+
+    /// Compiles every family's tables.
+    fn compile() -> Self {
+        let families = Family::ALL
+            .into_iter()
+            .map(|family| CompiledFamily::compile(tables_for(family)))
+            .collect();
+        Self { families }
+    }
+
+    /// Classifies one piece of evidence. `now_ms` (unix milliseconds) stands in for
+    /// `observed_at` when the evidence has none. Deterministic: the same evidence and
+    /// `now_ms` always give the same result.
+    ///
+    /// ```
+    /// use catalogue::{Catalogue, Evidence};
+    /// use policy::{Class, Confidence, SemanticCode};
+    /// let evidence = Evidence::new("gemini").with_status(429).with_body(
+    ///     r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[
+    ///         {"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},
+    ///         {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"39s"}]}}"#,
+    /// );
+    /// let verdict = Catalogue::shared().classify(&evidence, 1_000);
+    /// assert_eq!(verdict.classification.code, SemanticCode::QuotaExhausted);
+    /// assert_eq!(verdict.classification.class, Class::Hard);
+    /// assert_eq!(verdict.classification.retry_after_ms, Some(39_000));
+    /// assert_eq!(verdict.rule, "gemini.quota_per_day");
+    /// ```
+    pub fn classify(&self, evidence: &Evidence, now_ms: i64) -> CatalogueClassification {
+        let observed_at_ms = evidence.observed_at_ms.unwrap_or(now_ms);
+        let family = Family::from_provider(&evidence.provider);
+        let facts = Facts::gather(
+            evidence.status,
+            evidence.headers.get("x-amzn-errortype"),
+            evidence.body.as_deref(),
+            evidence.output.as_deref(),
+        );
+        let transport = evidence
+            .transport
+            .as_ref()
+            .map(|transport| transport.as_str());
+
+        // OpenRouter: the upstream provider's own error, by that provider's rules.
+        if let Some(upstream) = &facts.upstream {
+            let nested = upstream.facts.as_ref();
+            let compiled = &self.families[upstream.family.index()];
+            let status = nested.status.or(facts.status);
+            if let Some(verdict) = compiled.decide(nested, status, None) {
+                let cause = nested
+                    .messages
+                    .first()
+                    .map(|message| match &upstream.provider_name {
+                        Some(name) => format!("{name}: {message}"),
+                        None => message.to_string(),
+                    });
+                return self.finish(evidence, nested, verdict, cause, observed_at_ms);
+            }
+        }
+
+        let compiled = &self.families[family.index()];
+        match compiled.decide(&facts, facts.status, transport) {
+            Some(verdict) => self.finish(evidence, &facts, verdict, None, observed_at_ms),
+            None => CatalogueClassification {
+                classification: Classification::new(SemanticCode::Unknown, Confidence::High),
+                rule: UNKNOWN_RULE,
+                catalogue: CATALOGUE_VERSION,
+                safe_cause: crate::redact::safe_cause(&cause_text(evidence, &facts)),
+                observed_at_ms,
+                hints_dropped: Vec::new(),
+                conflicting_rules: Vec::new(),
+            },
+        }
+    }
+
+    fn finish(
+        &self,
+        evidence: &Evidence,
+        facts: &Facts,
+        verdict: Verdict,
+        cause: Option<String>,
+        observed_at_ms: i64,
+    ) -> CatalogueClassification {
+        let code = verdict.rule.code;
+        let limit_code = matches!(
+            code,
+            SemanticCode::RateLimited | SemanticCode::QuotaExhausted | SemanticCode::UsageLimited
+        );
+        let hint = select_hint(&HintInputs {
+            headers: &evidence.headers,
+            facts,
+            message_hints: &verdict.hints,
+            limit_code,
+            observed_at_ms,
+        });
+        let mut classification = Classification::new(code, verdict.confidence);
+        classification.retry_after_ms = hint.retry_after_ms;
+        classification.reset_at_ms = hint.reset_at_ms;
+        let safe_cause = match cause {
+            Some(cause) => crate::redact::safe_cause(&cause),
+            None => crate::redact::safe_cause(&cause_text(evidence, facts)),
+        };
+        CatalogueClassification {
+            classification,
+            rule: verdict.rule.id,
+            catalogue: CATALOGUE_VERSION,
+            safe_cause,
+            observed_at_ms,
+            hints_dropped: hint.dropped,
+            conflicting_rules: verdict.conflicting,
+        }
+    }
+}
+
+/// The text a safe cause is made from: the provider's message, else the CLI output,
+/// else what is known about the failure.
+fn cause_text<'t>(evidence: &Evidence, facts: &'t Facts) -> Cow<'t, str> {
+    if let Some(message) = facts.messages.first() {
+        return Cow::Borrowed(message.as_ref());
+    }
+    if let Some(output) = facts.output {
+        return Cow::Borrowed(output);
+    }
+    if let Some(title) = &facts.html_title {
+        let status = facts
+            .status
+            .map(|status| format!("HTTP {status} "))
+            .unwrap_or_default();
+        return Cow::Owned(match title {
+            Some(title) => format!("{status}HTML error page: {title}"),
+            None => format!("{status}HTML error page"),
+        });
+    }
+    if let Some(transport) = &evidence.transport {
+        return Cow::Owned(format!("transport failure: {}", transport.as_str()));
+    }
+    Cow::Owned(
+        facts
+            .status
+            .map(|status| format!("HTTP {status}"))
+            .unwrap_or_default(),
+    )
+}
+
+impl CompiledFamily {
+    fn compile(tables: Vec<&'static [Rule]>) -> Self {
+        let rules: Vec<&'static Rule> = tables.into_iter().flatten().collect();
+        assert!(rules.len() < usize::from(u16::MAX), "too many rules");
+        let mut needle_texts: Vec<&'static str> = Vec::new();
+        let mut rule_needles = Vec::with_capacity(rules.len());
+        for rule in &rules {
+            let ids = rule
+                .text
+                .iter()
+                .map(|fragment| {
+                    needle_texts
+                        .iter()
+                        .position(|known| known == fragment)
+                        .unwrap_or_else(|| {
+                            needle_texts.push(fragment);
+                            needle_texts.len() - 1
+                        })
+                })
+                .collect();
+            rule_needles.push(ids);
+        }
+        assert!(
+            needle_texts.len() <= MAX_NEEDLES,
+            "too many message fragments"
+        );
+        let needles = (!needle_texts.is_empty()).then(|| {
+            // Fragments are lowercase and texts are searched lowercased.
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(&needle_texts)
+                .expect("rule fragments are valid patterns")
+        });
+        let mut compiled = Self {
+            rules,
+            rule_needles,
+            needles,
+            by_needle: vec![Vec::new(); needle_texts.len()],
+            by_type: HashMap::new(),
+            by_code: HashMap::new(),
+            by_transport: HashMap::new(),
+            by_status: HashMap::new(),
+            always: Vec::new(),
+        };
+        for (index, rule) in compiled.rules.iter().enumerate() {
+            let index = index as u16;
+            if let Some(first) = compiled.rule_needles[usize::from(index)].first() {
+                compiled.by_needle[*first].push(index);
+            } else if let Some(code) = rule.error_code {
+                compiled
+                    .by_code
+                    .entry(code.to_ascii_lowercase())
+                    .or_default()
+                    .push(index);
+            } else if let Some(kind) = rule.error_type {
+                compiled
+                    .by_type
+                    .entry(kind.to_ascii_lowercase())
+                    .or_default()
+                    .push(index);
+            } else if let Some(transport) = rule.transport {
+                compiled
+                    .by_transport
+                    .entry(transport)
+                    .or_default()
+                    .push(index);
+            } else if let Some(status) = rule.status {
+                compiled.by_status.entry(status).or_default().push(index);
+            } else {
+                compiled.always.push(index);
+            }
+        }
+        compiled
+    }
+
+    /// The winning rule for these facts, or `None` when no rule matched.
+    fn decide(
+        &self,
+        facts: &Facts,
+        status: Option<u16>,
+        transport: Option<&str>,
+    ) -> Option<Verdict> {
+        let mut found = [0_u64; MAX_NEEDLES / 64];
+        if let Some(needles) = &self.needles {
+            for text in facts.texts() {
+                crate::search::with_ascii_lowercase(text, |lower| {
+                    for hit in needles.find_iter(lower) {
+                        let id = hit.pattern().as_usize();
+                        found[id / 64] |= 1 << (id % 64);
+                    }
+                });
+            }
+        }
+        let mut candidates: Vec<u16> = Vec::with_capacity(8);
+        for (id, rules) in self.by_needle.iter().enumerate() {
+            if found[id / 64] & (1 << (id % 64)) != 0 {
+                candidates.extend(rules);
+            }
+        }
+        let mut key = [0_u8; 64];
+        for kind in &facts.types {
+            if let Some(rules) = lowercase_key(kind, &mut key).and_then(|key| self.by_type.get(key))
+            {
+                candidates.extend(rules);
+            }
+        }
+        for code in &facts.codes {
+            if let Some(rules) = lowercase_key(code, &mut key).and_then(|key| self.by_code.get(key))
+            {
+                candidates.extend(rules);
+            }
+        }
+        if let Some(rules) = transport.and_then(|name| self.by_transport.get(name)) {
+            candidates.extend(rules);
+        }
+        if let Some(rules) = status.and_then(|status| self.by_status.get(&status)) {
+            candidates.extend(rules);
+        }
+        candidates.extend(&self.always);
+        candidates.sort_unstable();
+        candidates.dedup();
+
+        candidates
+            .retain(|index| self.holds(usize::from(*index), facts, status, transport, &found));
+        let rank_of = |index: &u16| self.rules[usize::from(*index)].rank();
+        let top_rank = candidates.iter().map(rank_of).max()?;
+        let top = || {
+            candidates
+                .iter()
+                .filter(move |index| rank_of(index) == top_rank)
+                .map(|index| self.rules[usize::from(*index)])
+        };
+        let winner = top().next()?;
+        let winner_class: Class = winner.code.class();
+        let conflicting: Vec<&'static str> = top()
+            .filter(|rule| rule.code.class() != winner_class)
+            .map(|rule| rule.id)
+            .collect();
+        let hints = top()
+            .filter(|rule| rule.code == winner.code)
+            .flat_map(|rule| rule.hints.iter().copied())
+            .fold(Vec::new(), |mut hints, hint| {
+                if !hints.contains(&hint) {
+                    hints.push(hint);
+                }
+                hints
+            });
+        Some(Verdict {
+            rule: winner,
+            confidence: if conflicting.is_empty() {
+                Confidence::High
+            } else {
+                Confidence::Low
+            },
+            conflicting,
+            hints,
+        })
+    }
+
+    /// Whether every condition of rule `index` holds.
+    fn holds(
+        &self,
+        index: usize,
+        facts: &Facts,
+        status: Option<u16>,
+        transport: Option<&str>,
+        found: &[u64; MAX_NEEDLES / 64],
+    ) -> bool {
+        let rule = self.rules[index];
+        let status_holds = rule.status.is_none_or(|needed| status == Some(needed));
+        let type_holds = rule.error_type.is_none_or(|needed| {
+            facts
+                .types
+                .iter()
+                .any(|kind| kind.eq_ignore_ascii_case(needed))
+        });
+        let code_holds = rule.error_code.is_none_or(|needed| {
+            facts
+                .codes
+                .iter()
+                .any(|code| code.eq_ignore_ascii_case(needed))
+        });
+        let transport_holds = rule
+            .transport
+            .is_none_or(|needed| transport == Some(needed));
+        let text_holds = self.rule_needles[index]
+            .iter()
+            .all(|id| found[id / 64] & (1 << (id % 64)) != 0);
+        let quota_holds = rule.quota.is_none_or(|needed| {
+            memchr::memmem::find(facts.quota.as_bytes(), needed.as_bytes()).is_some()
+        });
+        let predicate_holds = rule.predicate.is_none_or(|predicate| match predicate {
+            Predicate::RequestedOverLimit => facts.texts().any(requested_over_limit),
+        });
+        status_holds
+            && type_holds
+            && code_holds
+            && transport_holds
+            && text_holds
+            && quota_holds
+            && predicate_holds
+    }
+}
+
+/// `text` lowercased into `buffer`, when it is short ASCII.
+fn lowercase_key<'b>(text: &str, buffer: &'b mut [u8; 64]) -> Option<&'b str> {
+    let bytes = text.as_bytes();
+    if bytes.len() > buffer.len() || !text.is_ascii() {
+        return None;
+    }
+    for (slot, byte) in buffer.iter_mut().zip(bytes) {
+        *slot = byte.to_ascii_lowercase();
+    }
+    std::str::from_utf8(&buffer[..bytes.len()]).ok()
+}
+
+/// `... Limit 10000, Requested 15000 ...`: one request asks for more than the limit.
+fn requested_over_limit(text: &str) -> bool {
+    let text = crate::redact::prefix(text, 4096);
+    let limit = number_after(text, "limit");
+    let requested = number_after(text, "requested");
+    matches!((limit, requested), (Some(limit), Some(requested)) if requested > limit)
+}
+
+/// The first number that directly follows `word` (after `:`, spaces), commas allowed.
+fn number_after(text: &str, word: &str) -> Option<u64> {
+    for start in crate::search::find_all_ignore_case(text, word) {
+        let rest = text[start + word.len()..].trim_start_matches([' ', ':']);
+        let mut number: u64 = 0;
+        let mut digits = 0;
+        for byte in rest.bytes() {
+            match byte {
+                b'0'..=b'9' => {
+                    number = number
+                        .saturating_mul(10)
+                        .saturating_add(u64::from(byte - b'0'));
+                    digits += 1;
+                }
+                b',' if digits > 0 => {}
+                _ => break,
+            }
+        }
+        if digits > 0 {
+            return Some(number);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use policy::{Confidence, SemanticCode};
+
+    use super::requested_over_limit;
+    use crate::Evidence;
+
+    /// Equally specific rules of different classes: low confidence, and the others named.
+    #[test]
+    fn rules_of_different_classes_give_low_confidence() {
+        let evidence = Evidence::new("claude_code")
+            .with_output("Invalid API key · Please run /login\nAPI Error: Request timed out.");
+        let verdict = crate::classify(&evidence, 0);
+        assert_eq!(verdict.classification.confidence, Confidence::Low);
+        assert_eq!(verdict.classification.code, SemanticCode::AuthFailed);
+        assert_eq!(
+            verdict.conflicting_rules,
+            vec!["claude_code.request_timed_out"]
+        );
+        let json = serde_json::to_value(&verdict).unwrap();
+        assert_eq!(json["confidence"], "low");
+        assert_eq!(
+            json["conflicting_rules"][0],
+            "claude_code.request_timed_out"
+        );
+    }
+
+    /// A more specific rule refines a broader one of another class: no conflict.
+    #[test]
+    fn a_more_specific_rule_is_not_a_conflict() {
+        let evidence = Evidence::new("anthropic").with_status(400).with_body(
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}"#,
+        );
+        let verdict = crate::classify(&evidence, 0);
+        assert_eq!(verdict.classification.confidence, Confidence::High);
+        assert_eq!(
+            verdict.classification.code,
+            SemanticCode::InsufficientCredits
+        );
+        assert!(verdict.conflicting_rules.is_empty());
+    }
+
+    #[test]
+    fn requested_over_limit_reads_the_numbers() {
+        let cases = [
+            ("Request too large for gpt-4 in organization org-x on tokens per min (TPM): Limit 10000, Requested 15000.", true),
+            ("Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 29937, Requested 385.", false),
+            ("Limit 1,000,000, Requested 44,975,775", true),
+            ("rate limit reached", false),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(requested_over_limit(text), expected, "{text}");
+        }
+    }
+}

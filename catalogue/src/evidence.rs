@@ -1,0 +1,438 @@
+//! The evidence a failed attempt leaves behind (SPEC 2.1), read leniently from JSON.
+
+use serde_json::{Map, Value};
+
+/// What a failed attempt left behind: the input of the catalogue (SPEC 2.1).
+///
+/// Every field but `provider` is optional. Build one with [`Evidence::from_json_line`]
+/// (the wire form) or with [`Evidence::new`] and the `with_*` methods (in code and tests).
+///
+/// ```
+/// use catalogue::{Evidence, Transport};
+/// let evidence = Evidence::from_json_line(
+///     r#"{"provider": "openai", "status": "429", "headers": {"Retry-After": "20"}, "extra": true}"#,
+/// ).unwrap();
+/// assert_eq!(evidence.status, Some(429));
+/// assert_eq!(evidence.headers.get("retry-after"), Some("20"));
+///
+/// let reset = Evidence::new("openai").with_transport(Transport::ConnectionReset);
+/// assert_eq!(reset.transport, Some(Transport::ConnectionReset));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Evidence {
+    /// The provider family or agent CLI whose errors to expect (`anthropic`, `codex`, ...).
+    pub provider: String,
+    /// The HTTP status, when there was a response.
+    pub status: Option<u16>,
+    /// The response headers; names are matched case-insensitively.
+    pub headers: Headers,
+    /// The raw response body, or the data of an SSE `error` event.
+    pub body: Option<String>,
+    /// The stdout/stderr text of an agent CLI.
+    pub output: Option<String>,
+    /// How the connection failed, when it did.
+    pub transport: Option<Transport>,
+    /// When the evidence was observed, in unix milliseconds (default: the caller's now).
+    pub observed_at_ms: Option<i64>,
+}
+
+/// HTTP headers with case-insensitive names, in the order given.
+///
+/// ```
+/// let mut headers = catalogue::Headers::default();
+/// headers.insert("Retry-After", "20");
+/// assert_eq!(headers.get("RETRY-after"), Some("20"));
+/// assert_eq!(headers.len(), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Headers {
+    /// `(lowercased name, value)` pairs.
+    entries: Vec<(String, String)>,
+}
+
+impl Headers {
+    /// Adds a header; the name is stored lowercased.
+    pub fn insert(&mut self, name: &str, value: &str) {
+        self.entries
+            .push((name.to_ascii_lowercase(), value.to_owned()));
+    }
+
+    /// The first value of a header, whatever the case of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Every `(lowercased name, value)` pair, in the order given.
+    ///
+    /// ```
+    /// let mut headers = catalogue::Headers::default();
+    /// headers.insert("X-A", "1");
+    /// assert_eq!(headers.iter().collect::<Vec<_>>(), vec![("x-a", "1")]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+    }
+
+    /// How many headers there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no headers.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// How a connection failed without an HTTP answer (SPEC 2.1 `transport`).
+///
+/// ```
+/// use catalogue::Transport;
+/// assert_eq!(Transport::from_name("connection_refused"), Transport::ConnectionRefused);
+/// assert_eq!(Transport::from_name("carrier_pigeon"), Transport::Other("carrier_pigeon".into()));
+/// assert_eq!(Transport::Tls.as_str(), "tls");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// The connection was refused (nothing listening).
+    ConnectionRefused,
+    /// The connection was reset by the peer.
+    ConnectionReset,
+    /// The connection or the answer took too long.
+    Timeout,
+    /// The host name did not resolve.
+    Dns,
+    /// The TLS handshake failed (a certificate problem, not a network blip).
+    Tls,
+    /// The connection closed before the answer was complete.
+    ClosedEarly,
+    /// A name the catalogue does not know; classified `unknown`.
+    Other(String),
+}
+
+impl Transport {
+    /// Reads a SPEC 2.1 transport name; anything else is [`Transport::Other`].
+    pub fn from_name(name: &str) -> Self {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "connection_refused" => Self::ConnectionRefused,
+            "connection_reset" => Self::ConnectionReset,
+            "timeout" => Self::Timeout,
+            "dns" => Self::Dns,
+            "tls" => Self::Tls,
+            "closed_early" => Self::ClosedEarly,
+            _ => Self::Other(name.to_owned()),
+        }
+    }
+
+    /// The SPEC 2.1 name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::ConnectionRefused => "connection_refused",
+            Self::ConnectionReset => "connection_reset",
+            Self::Timeout => "timeout",
+            Self::Dns => "dns",
+            Self::Tls => "tls",
+            Self::ClosedEarly => "closed_early",
+            Self::Other(name) => name,
+        }
+    }
+}
+
+/// Why a line of evidence could not be read (an input error, SPEC 2.1).
+///
+/// ```
+/// use catalogue::{Evidence, EvidenceError};
+/// assert_eq!(Evidence::from_json_line("[1, 2]"), Err(EvidenceError::NotAnObject));
+/// assert_eq!(Evidence::from_json_line("{}"), Err(EvidenceError::MissingProvider));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvidenceError {
+    /// The line is not JSON at all.
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// The line is JSON but not an object.
+    #[error("evidence must be a JSON object")]
+    NotAnObject,
+    /// `provider` is missing or empty.
+    #[error("`provider` is required")]
+    MissingProvider,
+    /// A field has a JSON type the catalogue cannot read.
+    #[error("`{field}` must be {expected}")]
+    WrongType {
+        /// The field's name.
+        field: &'static str,
+        /// What it should have been.
+        expected: &'static str,
+    },
+    /// `status` is not an HTTP status (100..=999).
+    #[error("`status` must be an HTTP status between 100 and 999")]
+    StatusOutOfRange,
+    /// `observed_at` is not an RFC 3339 timestamp.
+    #[error("`observed_at` must be an RFC 3339 timestamp: {0}")]
+    ObservedAt(String),
+}
+
+impl Evidence {
+    /// Evidence from `provider` with nothing else yet.
+    pub fn new(provider: &str) -> Self {
+        Self {
+            provider: provider.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    /// With an HTTP status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// With one more header.
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.insert(name, value);
+        self
+    }
+
+    /// With a response body (or an SSE `error` event's data).
+    pub fn with_body(mut self, body: &str) -> Self {
+        self.body = Some(body.to_owned());
+        self
+    }
+
+    /// With CLI output.
+    pub fn with_output(mut self, output: &str) -> Self {
+        self.output = Some(output.to_owned());
+        self
+    }
+
+    /// With a transport failure.
+    pub fn with_transport(mut self, transport: Transport) -> Self {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// Observed at `observed_at_ms` (unix milliseconds).
+    pub fn with_observed_at_ms(mut self, observed_at_ms: i64) -> Self {
+        self.observed_at_ms = Some(observed_at_ms);
+        self
+    }
+
+    /// Reads one line of evidence JSON (SPEC 2.1). Lenient: unknown fields are ignored,
+    /// `status` may be a number or a numeric string, header values may be numbers, and a
+    /// `body` given as a JSON object is kept as its JSON text.
+    ///
+    /// ```
+    /// let evidence = catalogue::Evidence::from_json_line(
+    ///     r#"{"provider": "anthropic", "body": {"type": "error"}, "observed_at": "2026-11-30T02:00:00Z"}"#,
+    /// ).unwrap();
+    /// assert_eq!(evidence.body.as_deref(), Some(r#"{"type":"error"}"#));
+    /// assert_eq!(evidence.observed_at_ms, Some(1_796_004_000_000));
+    /// ```
+    pub fn from_json_line(line: &str) -> Result<Self, EvidenceError> {
+        let value: Value = serde_json::from_str(line)
+            .map_err(|error| EvidenceError::NotJson(error.to_string()))?;
+        Self::from_json_value(&value)
+    }
+
+    /// Reads evidence from an already parsed JSON value (e.g. a request body).
+    ///
+    /// ```
+    /// let value = serde_json::json!({"provider": "openai", "transport": "timeout"});
+    /// let evidence = catalogue::Evidence::from_json_value(&value).unwrap();
+    /// assert_eq!(evidence.transport, Some(catalogue::Transport::Timeout));
+    /// ```
+    pub fn from_json_value(value: &Value) -> Result<Self, EvidenceError> {
+        let object = value.as_object().ok_or(EvidenceError::NotAnObject)?;
+        let provider = match object.get("provider") {
+            Some(Value::String(name)) if !name.trim().is_empty() => name.trim().to_owned(),
+            Some(Value::String(_)) | Some(Value::Null) | None => {
+                return Err(EvidenceError::MissingProvider)
+            }
+            Some(_) => {
+                return Err(EvidenceError::WrongType {
+                    field: "provider",
+                    expected: "a string",
+                })
+            }
+        };
+        Ok(Self {
+            provider,
+            status: read_status(object)?,
+            headers: read_headers(object)?,
+            body: read_text(object, "body", true)?,
+            output: read_text(object, "output", false)?,
+            transport: read_text(object, "transport", false)?
+                .map(|name| Transport::from_name(&name)),
+            observed_at_ms: read_observed_at(object)?,
+        })
+    }
+}
+
+fn read_status(object: &Map<String, Value>) -> Result<Option<u16>, EvidenceError> {
+    let number = match object.get("status") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Number(number)) => number.as_u64(),
+        Some(Value::String(text)) => text.trim().parse::<u64>().ok(),
+        Some(_) => None,
+    };
+    let Some(number) = number else {
+        return Err(EvidenceError::WrongType {
+            field: "status",
+            expected: "an integer",
+        });
+    };
+    if !(100..=999).contains(&number) {
+        return Err(EvidenceError::StatusOutOfRange);
+    }
+    Ok(u16::try_from(number).ok())
+}
+
+fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
+    let mut headers = Headers::default();
+    match object.get("headers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(entries)) => {
+            for (name, value) in entries {
+                match value {
+                    Value::Null => {}
+                    Value::String(text) => headers.insert(name, text),
+                    Value::Number(number) => headers.insert(name, &number.to_string()),
+                    Value::Bool(flag) => headers.insert(name, &flag.to_string()),
+                    Value::Array(items) => {
+                        let joined: Vec<String> = items
+                            .iter()
+                            .map(|item| match item {
+                                Value::String(text) => text.clone(),
+                                other => other.to_string(),
+                            })
+                            .collect();
+                        headers.insert(name, &joined.join(", "));
+                    }
+                    Value::Object(_) => {
+                        return Err(EvidenceError::WrongType {
+                            field: "headers",
+                            expected: "an object of strings",
+                        })
+                    }
+                }
+            }
+        }
+        Some(_) => {
+            return Err(EvidenceError::WrongType {
+                field: "headers",
+                expected: "an object",
+            })
+        }
+    }
+    Ok(headers)
+}
+
+/// A text field; with `json_allowed`, an object or array is kept as its JSON text.
+fn read_text(
+    object: &Map<String, Value>,
+    field: &'static str,
+    json_allowed: bool,
+) -> Result<Option<String>, EvidenceError> {
+    match object.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(value @ (Value::Object(_) | Value::Array(_))) if json_allowed => {
+            Ok(Some(value.to_string()))
+        }
+        Some(_) => Err(EvidenceError::WrongType {
+            field,
+            expected: "a string",
+        }),
+    }
+}
+
+fn read_observed_at(object: &Map<String, Value>) -> Result<Option<i64>, EvidenceError> {
+    match object.get("observed_at") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => crate::time::parse_rfc3339_ms(text)
+            .map(Some)
+            .ok_or_else(|| EvidenceError::ObservedAt(text.clone())),
+        Some(_) => Err(EvidenceError::WrongType {
+            field: "observed_at",
+            expected: "an RFC 3339 string",
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Evidence, EvidenceError, Transport};
+
+    /// (line, expected result) rows: the lenient reader and its input errors.
+    #[test]
+    fn lines_read_leniently() {
+        let cases: Vec<(&str, Result<Evidence, EvidenceError>)> = vec![
+            (
+                r#"{"provider":"openai","status":429}"#,
+                Ok(Evidence::new("openai").with_status(429)),
+            ),
+            (
+                r#"{"provider":"openai","status":" 503 ","unknown":{"deep":[1]}}"#,
+                Ok(Evidence::new("openai").with_status(503)),
+            ),
+            (
+                r#"{"provider":"codex","output":"x","transport":"dns"}"#,
+                Ok(Evidence::new("codex")
+                    .with_output("x")
+                    .with_transport(Transport::Dns)),
+            ),
+            (
+                r#"{"provider":"a","headers":{"Retry-After":20,"X-List":["a","b"],"X-Null":null}}"#,
+                Ok(Evidence::new("a")
+                    .with_header("retry-after", "20")
+                    .with_header("x-list", "a, b")),
+            ),
+            ("not json", Err(EvidenceError::NotJson(String::new()))),
+            ("42", Err(EvidenceError::NotAnObject)),
+            ("\"text\"", Err(EvidenceError::NotAnObject)),
+            (r#"{"status":429}"#, Err(EvidenceError::MissingProvider)),
+            (r#"{"provider":"  "}"#, Err(EvidenceError::MissingProvider)),
+            (
+                r#"{"provider":7}"#,
+                Err(EvidenceError::WrongType {
+                    field: "provider",
+                    expected: "a string",
+                }),
+            ),
+            (
+                r#"{"provider":"a","status":4.5}"#,
+                Err(EvidenceError::WrongType {
+                    field: "status",
+                    expected: "an integer",
+                }),
+            ),
+            (
+                r#"{"provider":"a","status":42}"#,
+                Err(EvidenceError::StatusOutOfRange),
+            ),
+            (
+                r#"{"provider":"a","observed_at":"yesterday"}"#,
+                Err(EvidenceError::ObservedAt("yesterday".into())),
+            ),
+            (
+                r#"{"provider":"a","output":{"x":1}}"#,
+                Err(EvidenceError::WrongType {
+                    field: "output",
+                    expected: "a string",
+                }),
+            ),
+        ];
+        for (line, expected) in cases {
+            let got = Evidence::from_json_line(line);
+            match (&got, &expected) {
+                (Err(EvidenceError::NotJson(_)), Err(EvidenceError::NotJson(_))) => {}
+                _ => assert_eq!(got, expected, "{line}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,500 @@
+//! What the rules read: the facts pulled out of one piece of evidence.
+//!
+//! Bodies are read through [`crate::wire`]; SSE streams give the data of their error
+//! event; a message that is itself JSON (Gemini CLI) is read again, one level deep;
+//! OpenRouter's `metadata.raw` is kept apart so the upstream error can be classified on
+//! its own; CLI output gives its embedded JSON and the status it quotes.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use crate::family::Family;
+use crate::wire::{parse_body, ErrorField, WireBody, WireError};
+
+/// The facts of one piece of evidence, borrowed from it where possible.
+#[derive(Debug, Default)]
+pub(crate) struct Facts<'a> {
+    /// The HTTP status that counts: the response's, or the one the body or output quotes
+    /// when the response had none or was a 200 stream.
+    pub status: Option<u16>,
+    /// Error types: Anthropic/OpenAI `error.type`, Gemini `error.status`, Bedrock
+    /// exception names, vLLM `type`.
+    pub types: Vec<Cow<'a, str>>,
+    /// Error codes: OpenAI `error.code`, Gemini `ErrorInfo.reason`, Anthropic
+    /// `details.error_code`, Azure `innererror.code`, Gemini `blockReason`.
+    pub codes: Vec<Cow<'a, str>>,
+    /// The provider's messages, the primary one first.
+    pub messages: Vec<Cow<'a, str>>,
+    /// CLI output, as text.
+    pub output: Option<&'a str>,
+    /// Gemini `QuotaFailure` quota ids and metrics, lowercased, space-separated.
+    pub quota: String,
+    /// Gemini `RetryInfo.retryDelay`.
+    pub retry_delay: Option<Cow<'a, str>>,
+    /// Structured `resets_in_seconds`.
+    pub resets_in_seconds: Option<Cow<'a, str>>,
+    /// Structured `resets_at` (unix seconds).
+    pub resets_at: Option<Cow<'a, str>>,
+    /// The body was an HTML page (a proxy's error page).
+    pub html_title: Option<Option<String>>,
+    /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
+    pub upstream: Option<Upstream>,
+}
+
+/// An OpenRouter upstream error.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    /// The family `metadata.provider_name` names.
+    pub family: Family,
+    /// `metadata.provider_name`.
+    pub provider_name: Option<String>,
+    /// The nested error's facts.
+    pub facts: Box<Facts<'static>>,
+}
+
+/// How deep a message that is itself JSON is read again.
+const MAX_NESTING: u8 = 2;
+
+impl<'a> Facts<'a> {
+    /// The facts of a response (status, body) and CLI output.
+    pub fn gather(
+        status: Option<u16>,
+        aws_error_type: Option<&'a str>,
+        body: Option<&'a str>,
+        output: Option<&'a str>,
+    ) -> Self {
+        let mut facts = Facts::default();
+        // Bedrock: `x-amzn-ErrorType: ThrottlingException:http://internal.amazon.com/...`.
+        if let Some(header) = aws_error_type {
+            let name = header.split(':').next().unwrap_or(header).trim();
+            if !name.is_empty() {
+                facts.types.push(Cow::Borrowed(name));
+            }
+        }
+        let mut quoted_status = None;
+        if let Some(body) = body {
+            facts.read_body(body, &mut quoted_status, 0);
+        }
+        if let Some(output) = output {
+            facts.output = Some(output);
+            facts.read_output(output, &mut quoted_status);
+        }
+        facts.status = match status {
+            Some(200) | None => quoted_status.or(status),
+            some => some,
+        };
+        facts
+    }
+
+    /// Every text the catalogue may search: messages, then output.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.messages
+            .iter()
+            .map(|message| message.as_ref())
+            .chain(self.output)
+    }
+
+    fn read_body(&mut self, body: &'a str, quoted_status: &mut Option<u16>, depth: u8) {
+        let trimmed = body.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        if trimmed.starts_with('<') {
+            self.html_title = Some(html_title(trimmed));
+            return;
+        }
+        let payload = sse_error_data(trimmed).unwrap_or(trimmed);
+        match parse_body(payload) {
+            Some(wire) if wire.holds_error() => self.read_wire(wire, quoted_status, depth),
+            Some(_) => {}
+            None => self.messages.push(Cow::Borrowed(payload)),
+        }
+    }
+
+    fn read_output(&mut self, output: &'a str, quoted_status: &mut Option<u16>) {
+        if quoted_status.is_none() {
+            *quoted_status = quoted_status_in(output);
+        }
+        if let Some(name) = botocore_exception(output) {
+            self.types.push(Cow::Borrowed(name));
+        }
+        // The first few objects embedded in the output that hold an error.
+        let mut searched_from = 0;
+        for _ in 0..4 {
+            let Some(offset) = memchr::memchr(b'{', &output.as_bytes()[searched_from..]) else {
+                break;
+            };
+            let start = searched_from + offset;
+            if let Some(wire) = parse_body(&output[start..]) {
+                if wire.holds_error() {
+                    let mut nested_status = None;
+                    self.read_wire(wire, &mut nested_status, 0);
+                    if quoted_status.is_none() {
+                        *quoted_status = nested_status;
+                    }
+                    break;
+                }
+            }
+            searched_from = start + 1;
+        }
+    }
+
+    fn read_wire(&mut self, wire: WireBody<'a>, quoted_status: &mut Option<u16>, depth: u8) {
+        if let Some(kind) = wire.kind.0 {
+            // `error`, `response.failed` and other event names are not error types.
+            if kind != "error" && !kind.contains('.') {
+                self.types.push(kind);
+            }
+        }
+        if let Some(aws_type) = wire.aws_type.0 {
+            let name = match aws_type {
+                Cow::Borrowed(text) => Cow::Borrowed(after_last(text, '#')),
+                Cow::Owned(text) => Cow::Owned(after_last(&text, '#').to_owned()),
+            };
+            self.types.push(name);
+        }
+        if let Some(name) = wire.name.0 {
+            self.types.push(name);
+        }
+        self.read_code(wire.code.0, quoted_status);
+        if let Some(message) = wire.message.0 {
+            self.messages.push(message);
+        }
+        if let Some(detail) = wire.detail.0 {
+            self.messages.push(detail);
+        }
+        if let Some(resets_at) = wire.resets_at.0 {
+            self.resets_at = Some(resets_at);
+        }
+        if let Some(resets_in_seconds) = wire.resets_in_seconds.0 {
+            self.resets_in_seconds = Some(resets_in_seconds);
+        }
+        if let Some(feedback) = wire.prompt_feedback {
+            if let Some(reason) = feedback.block_reason.0 {
+                self.codes.push(reason);
+            }
+        }
+        self.read_error_field(wire.error, None, quoted_status, depth);
+        if let Some(response) = wire.response {
+            self.read_error_field(response.error, None, quoted_status, depth);
+        }
+        for (field, name) in [
+            (wire.throttling_exception, "ThrottlingException"),
+            (
+                wire.service_unavailable_exception,
+                "ServiceUnavailableException",
+            ),
+            (
+                wire.model_stream_error_exception,
+                "ModelStreamErrorException",
+            ),
+            (wire.validation_exception, "ValidationException"),
+            (wire.internal_server_exception, "InternalServerException"),
+        ] {
+            self.read_error_field(field, Some(name), quoted_status, depth);
+        }
+    }
+
+    fn read_error_field(
+        &mut self,
+        field: ErrorField<'a>,
+        exception_name: Option<&'static str>,
+        quoted_status: &mut Option<u16>,
+        depth: u8,
+    ) {
+        match field {
+            ErrorField::Absent => {}
+            ErrorField::Text(message) => {
+                if let Some(name) = exception_name {
+                    self.types.push(Cow::Borrowed(name));
+                }
+                self.read_message(message, quoted_status, depth);
+            }
+            ErrorField::Object(error) => {
+                if let Some(name) = exception_name {
+                    self.types.push(Cow::Borrowed(name));
+                }
+                self.read_error(*error, quoted_status, depth);
+            }
+        }
+    }
+
+    fn read_error(&mut self, error: WireError<'a>, quoted_status: &mut Option<u16>, depth: u8) {
+        if let Some(kind) = error.kind.0 {
+            self.types.push(kind);
+        }
+        self.read_code(error.code.0, quoted_status);
+        if let Some(status) = error.status.0 {
+            match http_status(&status) {
+                Some(number) => {
+                    quoted_status.get_or_insert(number);
+                }
+                None => self.types.push(status),
+            }
+        }
+        for detail in error.details.0 {
+            if let Some(delay) = detail.retry_delay.0 {
+                self.retry_delay = Some(delay);
+            }
+            for violation in detail.violations.0 {
+                for part in [violation.quota_id.0, violation.quota_metric.0]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.quota.push_str(&part.to_ascii_lowercase());
+                    self.quota.push(' ');
+                }
+            }
+            if let Some(reason) = detail.reason.0 {
+                self.codes.push(reason);
+            }
+            if let Some(code) = detail.error_code.0 {
+                self.codes.push(code);
+            }
+        }
+        if let Some(inner) = error.innererror {
+            if let Some(code) = inner.code.0 {
+                self.codes.push(code);
+            }
+        }
+        if let Some(resets_at) = error.resets_at.0 {
+            self.resets_at = Some(resets_at);
+        }
+        if let Some(resets_in_seconds) = error.resets_in_seconds.0 {
+            self.resets_in_seconds = Some(resets_in_seconds);
+        }
+        if let Some(message) = error.message.0 {
+            self.read_message(message, quoted_status, depth);
+        }
+        if let Some(metadata) = error.metadata {
+            let provider_name = metadata.provider_name.0.map(Cow::into_owned);
+            if let Some(raw) = metadata.raw.0 {
+                self.read_upstream(raw, provider_name);
+            }
+        }
+    }
+
+    /// A message; one that is itself a JSON error (Gemini CLI) is read again.
+    fn read_message(&mut self, message: Cow<'a, str>, quoted_status: &mut Option<u16>, depth: u8) {
+        let trimmed = message.trim_start();
+        if depth < MAX_NESTING && (trimmed.starts_with('{') || trimmed.starts_with('[')) {
+            let mut nested = Facts::default();
+            nested.read_body(trimmed, quoted_status, depth + 1);
+            if !nested.types.is_empty() || !nested.codes.is_empty() {
+                self.absorb(nested.into_owned());
+                return;
+            }
+        }
+        self.messages.push(message);
+    }
+
+    /// OpenRouter's `metadata.raw`: the upstream error as JSON, or plain text.
+    fn read_upstream(&mut self, raw: Cow<'a, str>, provider_name: Option<String>) {
+        let family = provider_name.as_deref().map_or(
+            Family::OpenaiCompatible,
+            Family::from_openrouter_provider_name,
+        );
+        let mut nested = Facts::default();
+        let mut nested_status = None;
+        nested.read_body(&raw, &mut nested_status, 1);
+        if nested.types.is_empty() && nested.codes.is_empty() {
+            // Plain text: it is the provider's message, and says more than OpenRouter's.
+            self.messages.insert(0, raw);
+            return;
+        }
+        nested.status = nested_status;
+        self.upstream = Some(Upstream {
+            family,
+            provider_name,
+            facts: Box::new(nested.into_owned()),
+        });
+    }
+
+    fn read_code(&mut self, code: Option<Cow<'a, str>>, quoted_status: &mut Option<u16>) {
+        if let Some(code) = code {
+            match http_status(&code) {
+                Some(number) => {
+                    quoted_status.get_or_insert(number);
+                }
+                None => self.codes.push(code),
+            }
+        }
+    }
+
+    /// Takes in the facts of a nested error: its messages and kinds come first.
+    fn absorb(&mut self, nested: Facts<'static>) {
+        let Facts {
+            types,
+            codes,
+            messages,
+            quota,
+            retry_delay,
+            resets_in_seconds,
+            resets_at,
+            upstream,
+            ..
+        } = nested;
+        self.types.splice(0..0, types);
+        self.codes.splice(0..0, codes);
+        self.messages.splice(0..0, messages);
+        self.quota.push_str(&quota);
+        self.retry_delay = retry_delay.or(self.retry_delay.take());
+        self.resets_in_seconds = resets_in_seconds.or(self.resets_in_seconds.take());
+        self.resets_at = resets_at.or(self.resets_at.take());
+        if upstream.is_some() {
+            self.upstream = upstream;
+        }
+    }
+
+    fn into_owned(self) -> Facts<'static> {
+        fn own(text: Cow<'_, str>) -> Cow<'static, str> {
+            Cow::Owned(text.into_owned())
+        }
+        Facts {
+            status: self.status,
+            types: self.types.into_iter().map(own).collect(),
+            codes: self.codes.into_iter().map(own).collect(),
+            messages: self.messages.into_iter().map(own).collect(),
+            output: None,
+            quota: self.quota,
+            retry_delay: self.retry_delay.map(own),
+            resets_in_seconds: self.resets_in_seconds.map(own),
+            resets_at: self.resets_at.map(own),
+            html_title: self.html_title,
+            upstream: self.upstream,
+        }
+    }
+}
+
+/// A 3-digit HTTP status written as text (`"429"`, `"400"`).
+fn http_status(text: &str) -> Option<u16> {
+    let text = text.trim();
+    if text.len() != 3 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    text.parse()
+        .ok()
+        .filter(|status| (100..=599).contains(status))
+}
+
+fn after_last(text: &str, separator: char) -> &str {
+    text.rsplit(separator).next().unwrap_or(text)
+}
+
+/// The data of an SSE stream's error event (`event: error` or `response.failed`), or of
+/// its last `data:` line that holds an error.
+fn sse_error_data(text: &str) -> Option<&str> {
+    if !(text.starts_with("event:") || text.starts_with("data:") || text.contains("\ndata:")) {
+        return None;
+    }
+    let mut in_error_event = false;
+    let mut fallback = None;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if let Some(event) = line.strip_prefix("event:") {
+            let event = event.trim();
+            in_error_event =
+                event == "error" || event.ends_with(".failed") || event.ends_with("error");
+        } else if let Some(data) = line.strip_prefix("data:") {
+            let data = data.trim();
+            if in_error_event {
+                return Some(data);
+            }
+            if data.contains("\"error\"") || data.contains("response.failed") {
+                fallback = Some(data);
+            }
+        }
+    }
+    fallback
+}
+
+/// The `<title>` of an HTML page, if any.
+fn html_title(html: &str) -> Option<String> {
+    let lower = crate::redact::prefix(html, 4096).to_ascii_lowercase();
+    let start = lower.find("<title>")? + "<title>".len();
+    let end = start + lower[start..].find("</title>")?;
+    let title = html.get(start..end)?.trim();
+    (!title.is_empty()).then(|| title.to_owned())
+}
+
+/// The HTTP status a CLI quotes: `API Error: 529`, `got status: 429`, `Error: 400 {`,
+/// `last status: 429`, `unexpected status 401`, `Error code: 429`.
+fn quoted_status_in(output: &str) -> Option<u16> {
+    const MARKERS: [&str; 7] = [
+        "api error: ",
+        "got status: ",
+        "last status: ",
+        "unexpected status ",
+        "error code: ",
+        "error: ",
+        "code: ",
+    ];
+    static SEARCH: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
+        aho_corasick::AhoCorasick::new(MARKERS).expect("the status markers are valid patterns")
+    });
+    let haystack = crate::redact::prefix(output, 4096);
+    crate::search::with_ascii_lowercase(haystack, |lower| {
+        SEARCH.find_overlapping_iter(lower).find_map(|found| {
+            let digits_start = found.end();
+            let digits = haystack.get(digits_start..digits_start + 3)?;
+            let after = haystack.as_bytes().get(digits_start + 3);
+            if after.is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+            http_status(digits)
+        })
+    })
+}
+
+/// botocore's `An error occurred (ThrottlingException) when calling ...`.
+fn botocore_exception(output: &str) -> Option<&str> {
+    static MARKER: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("An error occurred ("));
+    let start = MARKER.find(output.as_bytes())? + MARKER.needle().len();
+    let end = start + output[start..].find(')')?;
+    let name = &output[start..end];
+    (!name.is_empty() && name.len() < 64 && name.bytes().all(|byte| byte.is_ascii_alphanumeric()))
+        .then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Facts;
+
+    #[test]
+    fn sse_stream_inside_a_200_gives_its_error_event() {
+        let body = "event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        let facts = Facts::gather(Some(200), None, Some(body), None);
+        assert_eq!(facts.types, vec!["overloaded_error"]);
+        assert_eq!(facts.messages, vec!["Overloaded"]);
+    }
+
+    #[test]
+    fn gemini_cli_message_that_is_json_is_read_again() {
+        let output = r#"[API Error: got status: 429 Too Many Requests. {"error":{"message":"{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n","code":429,"status":"Too Many Requests"}}]"#;
+        let facts = Facts::gather(None, None, None, Some(output));
+        assert_eq!(facts.status, Some(429));
+        assert_eq!(facts.types[0], "RESOURCE_EXHAUSTED");
+        assert_eq!(
+            facts.messages[0],
+            "Resource has been exhausted (e.g. check quota)."
+        );
+    }
+
+    #[test]
+    fn cli_status_markers() {
+        let cases = [
+            ("API Error: 529 Overloaded.", Some(529)),
+            (
+                "stream error: exceeded retry limit, last status: 429 Too Many Requests",
+                Some(429),
+            ),
+            ("unexpected status 401 Unauthorized: {}", Some(401)),
+            ("Error: 4000 things", None),
+            ("nothing here", None),
+        ];
+        for (output, expected) in cases {
+            assert_eq!(super::quoted_status_in(output), expected, "{output}");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Provider families and agent CLIs: whose errors to expect (SPEC 1, 2.1).
+
+/// Whose errors the evidence holds: a provider family or an agent CLI.
+///
+/// ```
+/// use catalogue::Family;
+/// assert_eq!(Family::from_provider("Azure-OpenAI"), Family::AzureOpenai);
+/// assert_eq!(Family::from_provider("vllm"), Family::OpenaiCompatible);
+/// assert_eq!(Family::from_provider("claude-code"), Family::ClaudeCode);
+/// assert_eq!(Family::from_provider("simulated"), Family::Other);
+/// assert_eq!(Family::Gemini.as_str(), "gemini");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// OpenAI's Chat Completions and Responses APIs.
+    Openai,
+    /// Azure OpenAI.
+    AzureOpenai,
+    /// Google's Gemini API (AI Studio).
+    Gemini,
+    /// Google Vertex AI (Gemini models).
+    Vertex,
+    /// AWS Bedrock runtime.
+    Bedrock,
+    /// OpenRouter (upstream errors nested in `error.metadata.raw`).
+    Openrouter,
+    /// Mistral's API.
+    Mistral,
+    /// Groq's API.
+    Groq,
+    /// DeepSeek's API.
+    Deepseek,
+    /// A local Ollama server.
+    Ollama,
+    /// Other OpenAI-compatible servers: vLLM, LM Studio, llama.cpp.
+    OpenaiCompatible,
+    /// The Claude Code CLI.
+    ClaudeCode,
+    /// The Codex CLI.
+    Codex,
+    /// The Gemini CLI.
+    GeminiCli,
+    /// Anything else: only bare statuses and transport failures are recognized.
+    Other,
+}
+
+impl Family {
+    /// Every family, in declaration order.
+    pub const ALL: [Family; 16] = [
+        Self::Anthropic,
+        Self::Openai,
+        Self::AzureOpenai,
+        Self::Gemini,
+        Self::Vertex,
+        Self::Bedrock,
+        Self::Openrouter,
+        Self::Mistral,
+        Self::Groq,
+        Self::Deepseek,
+        Self::Ollama,
+        Self::OpenaiCompatible,
+        Self::ClaudeCode,
+        Self::Codex,
+        Self::GeminiCli,
+        Self::Other,
+    ];
+
+    /// Reads a `provider` name: case, `-` and spaces do not matter, and common aliases
+    /// (`google`, `azure`, `aws_bedrock`, `vllm`, `lmstudio`, `llama.cpp`, `claude`, ...) are
+    /// understood. Unknown names are [`Family::Other`].
+    pub fn from_provider(provider: &str) -> Self {
+        // The usual case: the canonical name, as SPEC 1 writes it.
+        if let Some(family) = Self::ALL
+            .into_iter()
+            .find(|family| family.as_str() == provider)
+        {
+            return family;
+        }
+        let mut name = String::with_capacity(provider.len());
+        for character in provider.trim().chars() {
+            match character {
+                '-' | ' ' | '.' => name.push('_'),
+                other => name.push(other.to_ascii_lowercase()),
+            }
+        }
+        match name.as_str() {
+            "anthropic" | "claude_api" => Self::Anthropic,
+            "openai" => Self::Openai,
+            "azure_openai" | "azure" | "azureopenai" => Self::AzureOpenai,
+            "gemini" | "google" | "google_ai_studio" | "gemini_api" => Self::Gemini,
+            "vertex" | "vertex_ai" | "vertexai" | "google_vertex" => Self::Vertex,
+            "bedrock" | "aws_bedrock" | "amazon_bedrock" => Self::Bedrock,
+            "openrouter" => Self::Openrouter,
+            "mistral" | "mistralai" => Self::Mistral,
+            "groq" => Self::Groq,
+            "deepseek" => Self::Deepseek,
+            "ollama" => Self::Ollama,
+            "openai_compatible" | "vllm" | "lm_studio" | "lmstudio" | "llama_cpp" | "llamacpp"
+            | "llama_server" => Self::OpenaiCompatible,
+            "claude_code" | "claude" | "claudecode" => Self::ClaudeCode,
+            "codex" | "codex_cli" => Self::Codex,
+            "gemini_cli" | "geminicli" => Self::GeminiCli,
+            _ => Self::Other,
+        }
+    }
+
+    /// The family an OpenRouter `metadata.provider_name` names, for classifying the
+    /// nested upstream error.
+    ///
+    /// ```
+    /// use catalogue::Family;
+    /// assert_eq!(Family::from_openrouter_provider_name("Google AI Studio"), Family::Gemini);
+    /// assert_eq!(Family::from_openrouter_provider_name("BaseTen"), Family::OpenaiCompatible);
+    /// ```
+    pub fn from_openrouter_provider_name(provider_name: &str) -> Self {
+        let name = provider_name.to_ascii_lowercase();
+        if name.contains("anthropic") {
+            Self::Anthropic
+        } else if name.contains("azure") {
+            Self::AzureOpenai
+        } else if name.contains("openai") {
+            Self::Openai
+        } else if name.contains("vertex") {
+            Self::Vertex
+        } else if name.contains("google") {
+            Self::Gemini
+        } else if name.contains("bedrock") {
+            Self::Bedrock
+        } else if name.contains("mistral") {
+            Self::Mistral
+        } else if name.contains("groq") {
+            Self::Groq
+        } else if name.contains("deepseek") {
+            Self::Deepseek
+        } else {
+            Self::OpenaiCompatible
+        }
+    }
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::Openai => "openai",
+            Self::AzureOpenai => "azure_openai",
+            Self::Gemini => "gemini",
+            Self::Vertex => "vertex",
+            Self::Bedrock => "bedrock",
+            Self::Openrouter => "openrouter",
+            Self::Mistral => "mistral",
+            Self::Groq => "groq",
+            Self::Deepseek => "deepseek",
+            Self::Ollama => "ollama",
+            Self::OpenaiCompatible => "openai_compatible",
+            Self::ClaudeCode => "claude_code",
+            Self::Codex => "codex",
+            Self::GeminiCli => "gemini_cli",
+            Self::Other => "other",
+        }
+    }
+
+    /// The index of this family in [`Family::ALL`].
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Family;
+
+    #[test]
+    fn every_family_reads_its_own_name() {
+        for (index, family) in Family::ALL.into_iter().enumerate() {
+            assert_eq!(family.index(), index);
+            if family != Family::Other {
+                assert_eq!(Family::from_provider(family.as_str()), family);
+            }
+        }
+    }
+}

@@ -1,0 +1,452 @@
+//! Safe causes (SPEC 2.4): the provider's message with secrets removed, cut to 300
+//! characters.
+//!
+//! Removed: API keys by their known prefixes (`sk-`, `sk-ant-`, `sk-proj-`, `sk-or-`,
+//! `AIza`, `gsk_`, `xai-`, `hf_`, `ghp_`, `github_pat_`, `r8_`, `pplx-`), AWS access key
+//! ids (`AKIA`/`ASIA`), JWTs, bearer and basic credentials, values assigned to
+//! `key`/`token`/`secret`/`password`-like names, email addresses, and URL query strings.
+//! Whitespace runs collapse to one space.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+
+/// The longest safe cause, in characters.
+pub const MAX_SAFE_CAUSE_CHARS: usize = 300;
+
+/// What replaces a secret.
+const REDACTED: &str = "[redacted]";
+
+/// How much input is read (300 characters are at most 1,200 bytes). When secrets or
+/// whitespace shrink the text a lot, the cause is simply shorter; the cut drops the last,
+/// possibly partial, word so that no piece of a secret survives it.
+const MAX_INPUT_BYTES: usize = 2 * 1024;
+
+/// What a trigger found at a position is.
+#[derive(Debug, Clone, Copy)]
+enum Trigger {
+    /// A key prefix, with the case it must have and the shortest body after it.
+    KeyPrefix {
+        prefix: &'static str,
+        min_body: usize,
+    },
+    /// `AKIA`/`ASIA` + 16 upper-case letters or digits.
+    AwsKeyId,
+    /// `eyJ...` with two dots.
+    Jwt,
+    /// `bearer ` or `basic ` before a credential.
+    Scheme,
+    /// A URL: its query string goes.
+    Url,
+    /// A `name=` or `name:` assignment of a secret-like name.
+    Assignment,
+}
+
+#[rustfmt::skip]
+const TRIGGERS: &[(&str, Trigger)] = &[
+    ("sk-", Trigger::KeyPrefix { prefix: "sk-", min_body: 8 }),
+    ("sk_", Trigger::KeyPrefix { prefix: "sk_", min_body: 8 }),
+    ("aiza", Trigger::KeyPrefix { prefix: "AIza", min_body: 16 }),
+    ("gsk_", Trigger::KeyPrefix { prefix: "gsk_", min_body: 8 }),
+    ("xai-", Trigger::KeyPrefix { prefix: "xai-", min_body: 8 }),
+    ("hf_", Trigger::KeyPrefix { prefix: "hf_", min_body: 8 }),
+    ("ghp_", Trigger::KeyPrefix { prefix: "ghp_", min_body: 8 }),
+    ("github_pat_", Trigger::KeyPrefix { prefix: "github_pat_", min_body: 8 }),
+    ("r8_", Trigger::KeyPrefix { prefix: "r8_", min_body: 8 }),
+    ("pplx-", Trigger::KeyPrefix { prefix: "pplx-", min_body: 8 }),
+    ("akia", Trigger::AwsKeyId),
+    ("asia", Trigger::AwsKeyId),
+    ("eyj", Trigger::Jwt),
+    ("bearer ", Trigger::Scheme),
+    ("basic ", Trigger::Scheme),
+    ("http://", Trigger::Url),
+    ("https://", Trigger::Url),
+    ("key=", Trigger::Assignment),
+    ("key:", Trigger::Assignment),
+    ("key\":", Trigger::Assignment),
+    ("key =", Trigger::Assignment),
+    ("key :", Trigger::Assignment),
+    ("token=", Trigger::Assignment),
+    ("token:", Trigger::Assignment),
+    ("token\":", Trigger::Assignment),
+    ("secret=", Trigger::Assignment),
+    ("secret:", Trigger::Assignment),
+    ("password=", Trigger::Assignment),
+    ("password:", Trigger::Assignment),
+    ("signature=", Trigger::Assignment),
+];
+
+static TRIGGER_SEARCH: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostFirst)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(TRIGGERS.iter().map(|(pattern, _)| pattern))
+        .expect("the redaction triggers are valid patterns")
+});
+
+/// The provider's message made safe to store and show: secrets removed, whitespace
+/// collapsed, cut to 300 characters on a character boundary.
+///
+/// ```
+/// let cause = catalogue::safe_cause("Incorrect API key provided: sk-proj-abcdefghijklmnop1234. See https://x.io/a?key=AIzaSyA1234567890abcdefghijklmnopqrstu");
+/// assert_eq!(cause, "Incorrect API key provided: [redacted]. See https://x.io/a?[redacted]");
+/// assert!(catalogue::safe_cause(&"é".repeat(400)).chars().count() == 300);
+/// ```
+pub fn safe_cause(message: &str) -> String {
+    safe_text(message, MAX_SAFE_CAUSE_CHARS)
+}
+
+/// [`safe_cause`] with another length limit.
+pub(crate) fn safe_text(message: &str, max_chars: usize) -> String {
+    let mut input = prefix(message, MAX_INPUT_BYTES);
+    if input.len() < message.len() {
+        // Drop the last, possibly partial, word.
+        let cut = input.rfind(char::is_whitespace).unwrap_or(0);
+        input = &input[..cut];
+    }
+    let redacted = redact(input);
+    collapse_and_cut(&redacted, max_chars)
+}
+
+/// Collapses whitespace and control characters to single spaces and keeps at most
+/// `max_chars` characters.
+fn collapse_and_cut(text: &str, max_chars: usize) -> String {
+    let mut safe = String::with_capacity(text.len().min(max_chars * 4));
+    let mut characters = 0;
+    if text.is_ascii() {
+        // The usual case: single spaces only. The first `max_chars` bytes are the cause.
+        let trimmed = text.trim_start_matches(|character: char| {
+            character.is_ascii_whitespace() || character.is_ascii_control()
+        });
+        let window = &trimmed.as_bytes()[..trimmed.len().min(max_chars + 1)];
+        let plain = window.iter().fold(true, |plain, byte| {
+            plain & (*byte >= 0x20) & (*byte != 0x7f)
+        });
+        if plain && memchr::memmem::find(window, b"  ").is_none() {
+            let cut = &trimmed[..window.len().min(max_chars)];
+            return cut.trim_end_matches(' ').to_owned();
+        }
+        // Every byte is a character: copy whole words.
+        let bytes = text.as_bytes();
+        let is_blank = |byte: u8| byte.is_ascii_whitespace() || byte.is_ascii_control();
+        let mut index = 0;
+        while index < bytes.len() && characters < max_chars {
+            if is_blank(bytes[index]) {
+                while index < bytes.len() && is_blank(bytes[index]) {
+                    index += 1;
+                }
+                if index < bytes.len() && !safe.is_empty() {
+                    if characters + 1 >= max_chars {
+                        break;
+                    }
+                    safe.push(' ');
+                    characters += 1;
+                }
+                continue;
+            }
+            let start = index;
+            while index < bytes.len() && !is_blank(bytes[index]) {
+                index += 1;
+            }
+            let taken = (index - start).min(max_chars - characters);
+            safe.push_str(&text[start..start + taken]);
+            characters += taken;
+        }
+        return safe;
+    }
+    let mut pending_space = false;
+    for character in text.chars() {
+        if character.is_whitespace() || character.is_control() {
+            pending_space = !safe.is_empty();
+            continue;
+        }
+        if pending_space {
+            if characters + 1 >= max_chars {
+                break;
+            }
+            safe.push(' ');
+            characters += 1;
+            pending_space = false;
+        }
+        if characters == max_chars {
+            break;
+        }
+        safe.push(character);
+        characters += 1;
+    }
+    safe
+}
+
+/// The longest prefix of `text` of at most `max_bytes` bytes that ends on a character
+/// boundary.
+pub(crate) fn prefix(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Replaces every secret in `text`.
+fn redact(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut ranges: Vec<(usize, usize, &'static str)> = Vec::new();
+    // Triggers are lowercase; the text is searched lowercased (same byte offsets).
+    let found_triggers: Vec<(usize, usize, usize)> =
+        crate::search::with_ascii_lowercase(text, |lower| {
+            TRIGGER_SEARCH
+                .find_iter(lower)
+                .map(|found| (found.pattern().as_usize(), found.start(), found.end()))
+                .collect()
+        });
+    // `@` alone is searched apart: a one-byte pattern would disable the automaton's
+    // prefilter.
+    for at in memchr::memchr_iter(b'@', bytes) {
+        if let Some(range) = email(bytes, at) {
+            ranges.push(range);
+        }
+    }
+    for (pattern, start, end) in found_triggers {
+        let (_, trigger) = TRIGGERS[pattern];
+        let range = match trigger {
+            Trigger::KeyPrefix { prefix, min_body } => {
+                key_with_prefix(bytes, start, prefix, min_body)
+            }
+            Trigger::AwsKeyId => aws_key_id(bytes, start),
+            Trigger::Jwt => jwt(bytes, start),
+            Trigger::Scheme => credential_after(bytes, end, 8),
+            Trigger::Url => url_query(bytes, start),
+            Trigger::Assignment => assigned_value(bytes, end),
+        };
+        if let Some((from, to, replacement)) = range {
+            ranges.push((from, to, replacement));
+        }
+    }
+    if ranges.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    ranges.sort_unstable_by_key(|(from, to, _)| (*from, std::cmp::Reverse(*to)));
+    let mut output = String::with_capacity(text.len());
+    let mut copied_to = 0;
+    for (from, to, replacement) in ranges {
+        if to <= copied_to {
+            continue;
+        }
+        let from = from.max(copied_to);
+        output.push_str(&text[copied_to..from]);
+        output.push_str(replacement);
+        copied_to = to;
+    }
+    output.push_str(&text[copied_to..]);
+    Cow::Owned(output)
+}
+
+/// Characters a key, token or credential is made of.
+fn is_secret_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric()
+        || matches!(
+            byte,
+            b'-' | b'_' | b'.' | b'*' | b'+' | b'/' | b'=' | b'~' | b'%'
+        )
+}
+
+fn is_word_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// Whether a token may start at `start` (not in the middle of a word).
+fn at_word_start(bytes: &[u8], start: usize) -> bool {
+    start == 0 || !is_word_byte(bytes[start - 1])
+}
+
+fn secret_end(bytes: &[u8], from: usize) -> usize {
+    let mut end = from;
+    while end < bytes.len() && is_secret_byte(bytes[end]) {
+        end += 1;
+    }
+    // A sentence's full stop is not part of the key.
+    while end > from && matches!(bytes[end - 1], b'.' | b'/' | b'-') {
+        end -= 1;
+    }
+    end
+}
+
+fn key_with_prefix(
+    bytes: &[u8],
+    start: usize,
+    prefix: &str,
+    min_body: usize,
+) -> Option<(usize, usize, &'static str)> {
+    if !bytes[start..].starts_with(prefix.as_bytes()) || !at_word_start(bytes, start) {
+        return None;
+    }
+    let end = secret_end(bytes, start + prefix.len());
+    (end - start - prefix.len() >= min_body).then_some((start, end, REDACTED))
+}
+
+fn aws_key_id(bytes: &[u8], start: usize) -> Option<(usize, usize, &'static str)> {
+    let head = bytes.get(start..start + 4)?;
+    if !(head == b"AKIA" || head == b"ASIA") || !at_word_start(bytes, start) {
+        return None;
+    }
+    let body = bytes.get(start + 4..start + 20)?;
+    let valid = body
+        .iter()
+        .all(|byte| byte.is_ascii_uppercase() || byte.is_ascii_digit());
+    let ends = bytes
+        .get(start + 20)
+        .is_none_or(|byte| !is_word_byte(*byte));
+    (valid && ends).then_some((start, start + 20, REDACTED))
+}
+
+fn jwt(bytes: &[u8], start: usize) -> Option<(usize, usize, &'static str)> {
+    if !bytes[start..].starts_with(b"eyJ") || !at_word_start(bytes, start) {
+        return None;
+    }
+    let end = secret_end(bytes, start);
+    let dots = bytes[start..end]
+        .iter()
+        .filter(|byte| **byte == b'.')
+        .count();
+    (dots >= 2 && end - start >= 20).then_some((start, end, REDACTED))
+}
+
+fn credential_after(
+    bytes: &[u8],
+    from: usize,
+    min_length: usize,
+) -> Option<(usize, usize, &'static str)> {
+    let mut start = from;
+    while start < bytes.len() && bytes[start] == b' ' {
+        start += 1;
+    }
+    let end = secret_end(bytes, start);
+    (end - start >= min_length).then_some((start, end, REDACTED))
+}
+
+fn url_query(bytes: &[u8], start: usize) -> Option<(usize, usize, &'static str)> {
+    let mut end = start;
+    while end < bytes.len()
+        && !bytes[end].is_ascii_whitespace()
+        && !matches!(
+            bytes[end],
+            b'"' | b'\'' | b'<' | b'>' | b')' | b']' | b'}' | b'`' | b'\\'
+        )
+    {
+        end += 1;
+    }
+    let query = start + bytes[start..end].iter().position(|byte| *byte == b'?')?;
+    Some((query, end, "?[redacted]"))
+}
+
+fn email(bytes: &[u8], at: usize) -> Option<(usize, usize, &'static str)> {
+    let is_local =
+        |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'%' | b'+' | b'-');
+    let is_domain = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-');
+    let mut start = at;
+    while start > 0 && is_local(bytes[start - 1]) {
+        start -= 1;
+    }
+    let mut end = at + 1;
+    while end < bytes.len() && is_domain(bytes[end]) {
+        end += 1;
+    }
+    while end > at + 1 && bytes[end - 1] == b'.' {
+        end -= 1;
+    }
+    let domain = &bytes[at + 1..end];
+    let has_dot = domain
+        .iter()
+        .position(|byte| *byte == b'.')
+        .is_some_and(|dot| dot > 0);
+    (start < at && has_dot).then_some((start, end, "[email]"))
+}
+
+fn assigned_value(bytes: &[u8], from: usize) -> Option<(usize, usize, &'static str)> {
+    let mut start = from;
+    while start < bytes.len() && matches!(bytes[start], b' ' | b'"' | b'\'' | b'=' | b':') {
+        start += 1;
+    }
+    let end = secret_end(bytes, start);
+    (end - start >= 6).then_some((start, end, REDACTED))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_cause;
+
+    /// A secret of every known shape, planted in a message: each must be gone.
+    #[test]
+    fn planted_secrets_are_removed() {
+        let secrets = [
+            "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdEFGH",
+            "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "sk-or-v1-0123456789abcdef0123456789abcdef",
+            "sk-1234567890abcdefghijklmnop",
+            "AIzaSyD-1234567890abcdefghijklmnopqrstu",
+            "AKIAIOSFODNN7EXAMPLE",
+            "ASIAY34FZKBOKMUTVV7A",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "gsk_0123456789abcdefABCDEF0123456789",
+            "xai-0123456789abcdefABCDEF",
+            "hf_0123456789abcdefABCDEF",
+            "ghp_0123456789abcdefABCDEF0123456789",
+            "jane.doe+billing@example.co.uk",
+            "s3cr3tT0kenValue",
+        ];
+        let messages = [
+            format!("Incorrect API key provided: {}. You can find your API key at https://platform.openai.com/account/api-keys.", secrets[1]),
+            format!("invalid x-api-key {}", secrets[0]),
+            format!("key={} rejected", secrets[2]),
+            format!("Authorization: Bearer {}", secrets[3]),
+            format!("API key not valid: {} (Status: INVALID_ARGUMENT)", secrets[4]),
+            format!("The security token included in the request is invalid: {} / {}", secrets[5], secrets[6]),
+            format!("token expired: {}", secrets[7]),
+            format!("{} {} {} {}", secrets[8], secrets[9], secrets[10], secrets[11]),
+            format!("Contact {} for access", secrets[12]),
+            format!("GET https://api.example.com/v1/models?key={}&alt=sse failed", secrets[13]),
+            format!("{{\"api_key\": \"{}\"}}", secrets[13]),
+            format!("password: {}", secrets[13]),
+        ];
+        for message in &messages {
+            let cause = safe_cause(message);
+            for secret in secrets {
+                assert!(!cause.contains(secret), "{secret} survived in {cause}");
+            }
+            assert!(
+                cause.contains("[redacted]") || cause.contains("[email]"),
+                "{cause}"
+            );
+        }
+    }
+
+    #[test]
+    fn ordinary_words_survive_and_the_cut_is_on_a_boundary() {
+        let cases = [
+            ("Overloaded", "Overloaded"),
+            (
+                "task-runner failed: ask-me-later",
+                "task-runner failed: ask-me-later",
+            ),
+            ("  many\n\n spaces\there ", "many spaces here"),
+            ("Please try again in 6ms.", "Please try again in 6ms."),
+            (
+                "see https://docs.anthropic.com/en/api/errors.",
+                "see https://docs.anthropic.com/en/api/errors.",
+            ),
+            ("a @ b", "a @ b"),
+        ];
+        for (message, expected) in cases {
+            assert_eq!(safe_cause(message), expected);
+        }
+        let long = "日本語".repeat(200);
+        let cut = safe_cause(&long);
+        assert_eq!(cut.chars().count(), 300);
+        let huge = format!("{} sk-{}", "x ".repeat(40_000), "a".repeat(40_000));
+        assert!(!safe_cause(&huge).contains("aaaaaaaa"));
+    }
+}

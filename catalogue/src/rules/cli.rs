@@ -1,0 +1,45 @@
+//! Agent CLIs: what Claude Code, Codex and the Gemini CLI print. Their embedded API
+//! errors fall through to the Anthropic, OpenAI and Gemini tables.
+
+use policy::SemanticCode::*;
+
+use super::{rule, MessageHint, Rule};
+
+/// Claude Code.
+#[rustfmt::skip]
+pub(crate) const CLAUDE_CODE: &[Rule] = &[
+    rule("claude_code.usage_limit_reached", UsageLimited)
+        .text(&["usage limit reached"])
+        .hints(&[MessageHint::EpochAfterPipe, MessageHint::ResetsWallClock]),
+    rule("claude_code.hit_your_limit", UsageLimited).text(&["hit your limit"]).hints(&[MessageHint::ResetsWallClock]),
+    rule("claude_code.five_hour_limit", UsageLimited).text(&["5-hour limit reached"]).hints(&[MessageHint::ResetsWallClock]),
+    rule("claude_code.weekly_limit", UsageLimited).text(&["weekly limit reached"]).hints(&[MessageHint::ResetsWallClock]),
+    rule("claude_code.invalid_api_key", AuthFailed).text(&["invalid api key"]),
+    rule("claude_code.missing_api_key", CredentialsMissing).text(&["missing api key"]),
+    rule("claude_code.not_logged_in", CredentialsMissing).text(&["not logged in"]),
+    rule("claude_code.credit_balance_too_low", InsufficientCredits).text(&["credit balance too low"]),
+    rule("claude_code.oauth_token_expired", AuthFailed).text(&["oauth token has expired"]),
+    rule("claude_code.request_timed_out", Timeout).text(&["request timed out"]),
+    rule("claude_code.connection_error", Network).text(&["connection error"]),
+];
+
+/// Codex.
+#[rustfmt::skip]
+pub(crate) const CODEX: &[Rule] = &[
+    rule("codex.exceeds_context_window", ContextLengthExceeded).text(&["exceeds the context window"]).outranks(),
+    rule("codex.usage_limit", UsageLimited)
+        .text(&["hit your usage limit"])
+        .hints(&[MessageHint::TryAgainIn, MessageHint::TryAgainAt]),
+    rule("codex.quota_exceeded", InsufficientCredits).text(&["quota exceeded. check your plan and billing details"]),
+    rule("codex.stream_disconnected", Network).text(&["stream disconnected before completion"]),
+    rule("codex.error_sending_request", Network).text(&["error sending request for url"]),
+    rule("codex.usage_limit_reached", UsageLimited).error_type("usage_limit_reached"),
+];
+
+/// The Gemini CLI.
+#[rustfmt::skip]
+pub(crate) const GEMINI_CLI: &[Rule] = &[
+    rule("gemini_cli.daily_quota", QuotaExhausted).text(&["reached your daily"]),
+    rule("gemini_cli.quota_per_day", QuotaExhausted).text(&["quota exceeded for quota metric", "per day"]),
+    rule("gemini_cli.resource_exhausted_text", RateLimited).text(&["resource_exhausted"]).hints(&[MessageHint::TryAgainIn]),
+];

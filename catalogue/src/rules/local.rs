@@ -1,0 +1,34 @@
+//! Local and self-hosted servers: Ollama, and the OpenAI-compatible vLLM, LM Studio and
+//! llama.cpp servers.
+
+use policy::SemanticCode::*;
+
+use super::{rule, Rule};
+
+/// Ollama. Source: <https://github.com/ollama/ollama/blob/main/docs/api.md>.
+#[rustfmt::skip]
+pub(crate) const OLLAMA: &[Rule] = &[
+    rule("ollama.try_pulling", ModelUnavailable).text(&["try pulling it first"]),
+    rule("ollama.pull_manifest", ModelUnavailable).text(&["pull model manifest"]),
+    rule("ollama.could_not_connect", Network).text(&["could not connect to ollama"]),
+    rule("ollama.runner_terminated", ServerError).text(&["llama runner process has terminated"]),
+    rule("ollama.not_enough_memory", ProviderMisconfigured).text(&["requires more system memory"]),
+    rule("ollama.no_tools", ProviderMisconfigured).text(&["does not support tools"]),
+    rule("ollama.no_thinking", ProviderMisconfigured).text(&["does not support thinking"]),
+];
+
+/// vLLM (`{"object":"error","type":"BadRequestError",...}`), llama.cpp's server
+/// (`exceed_context_size_error`, `unavailable_error`) and LM Studio.
+#[rustfmt::skip]
+pub(crate) const COMPATIBLE: &[Rule] = &[
+    rule("compatible.context_size_exceeded", ContextLengthExceeded).text(&["context size has been exceeded"]),
+    rule("compatible.exceeds_context_size", ContextLengthExceeded).text(&["exceeds the available context size"]),
+    rule("compatible.loading_model", Overloaded).text(&["loading model"]),
+    rule("compatible.no_models_loaded", ModelUnavailable).text(&["no models loaded"]),
+    rule("compatible.exceed_context_size_error", ContextLengthExceeded).error_type("exceed_context_size_error"),
+    rule("compatible.unavailable_error", Overloaded).error_type("unavailable_error"),
+    rule("compatible.not_supported_error", ProviderMisconfigured).error_type("not_supported_error"),
+    rule("compatible.permission_error", AuthFailed).error_type("permission_error"),
+    rule("compatible.not_found_error", ModelUnavailable).error_type("NotFoundError"),
+    rule("compatible.bad_request_error", InvalidRequest).error_type("BadRequestError"),
+];

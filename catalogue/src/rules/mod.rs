@@ -1,0 +1,242 @@
+//! The catalogue's rules, as data: one table per provider family or agent CLI.
+//!
+//! A rule names what it needs (a status, an error type, an error code, message
+//! fragments, a quota id fragment, a transport name, a predicate) and the semantic code
+//! it means. All of a rule's conditions must hold. When several rules match, the most
+//! specific rank wins ([`Rule::rank`]): a bare status (1) < an error type or transport
+//! (2) < an error code (3) < message fragments, quota ids and predicates (4) < a rule
+//! marked [`Rule::outranks`] (5). Rules of the winning rank that disagree on the class
+//! make the classification low confidence.
+
+use policy::SemanticCode;
+
+use crate::family::Family;
+
+mod anthropic;
+mod bedrock;
+mod cli;
+mod gemini;
+mod generic;
+mod local;
+mod openai;
+mod openrouter;
+mod vendors;
+
+/// A check that reads numbers out of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Predicate {
+    /// `Limit N ... Requested M` with `M > N`: one request can never fit the limit.
+    RequestedOverLimit,
+}
+
+/// A catalogued message that states a time (SPEC 2.3), read only when its rule matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MessageHint {
+    /// `try again in 9m38.016s`, `retry in 20.04s`, `try again in 5 days 22 hours`.
+    TryAgainIn,
+    /// Azure's `Please retry after 6 seconds`.
+    RetryAfterSeconds,
+    /// Claude Code's `usage limit reached|1796022000` (unix seconds).
+    EpochAfterPipe,
+    /// Codex's `try again at <time>`: a hint only with a date and a zone.
+    TryAgainAt,
+    /// Anthropic's `You will regain access on 2026-12-01 at 00:00 UTC`.
+    RegainAccessOn,
+    /// Claude Code's `resets 3pm`: a wall-clock time, never a hint (noted as dropped).
+    ResetsWallClock,
+}
+
+/// One catalogue rule. Build with [`rule`] and the `const` methods.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rule {
+    /// The stable id reported as `rule` (`anthropic.rate_limit_error`).
+    pub id: &'static str,
+    /// What the evidence means.
+    pub code: SemanticCode,
+    /// The HTTP status it needs.
+    pub status: Option<u16>,
+    /// The error type it needs (case-insensitive).
+    pub error_type: Option<&'static str>,
+    /// The error code it needs (case-insensitive).
+    pub error_code: Option<&'static str>,
+    /// The transport failure it needs.
+    pub transport: Option<&'static str>,
+    /// Message fragments that must all appear (ASCII case-insensitive).
+    pub text: &'static [&'static str],
+    /// A fragment that must appear in the lowercased quota ids.
+    pub quota: Option<&'static str>,
+    /// A numeric check on the messages.
+    pub predicate: Option<Predicate>,
+    /// The message hints this rule's messages may carry.
+    pub hints: &'static [MessageHint],
+    /// Whether this rule outranks every other (rank 5).
+    pub outranks: bool,
+}
+
+/// A rule with an id and a code and no conditions yet.
+pub(crate) const fn rule(id: &'static str, code: SemanticCode) -> Rule {
+    Rule {
+        id,
+        code,
+        status: None,
+        error_type: None,
+        error_code: None,
+        transport: None,
+        text: &[],
+        quota: None,
+        predicate: None,
+        hints: &[],
+        outranks: false,
+    }
+}
+
+impl Rule {
+    /// Needs this HTTP status.
+    pub const fn status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// Needs this error type.
+    pub const fn error_type(mut self, error_type: &'static str) -> Self {
+        self.error_type = Some(error_type);
+        self
+    }
+
+    /// Needs this error code.
+    pub const fn error_code(mut self, error_code: &'static str) -> Self {
+        self.error_code = Some(error_code);
+        self
+    }
+
+    /// Needs this transport failure.
+    pub const fn transport(mut self, transport: &'static str) -> Self {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// Needs all these message fragments.
+    pub const fn text(mut self, text: &'static [&'static str]) -> Self {
+        self.text = text;
+        self
+    }
+
+    /// Needs this fragment in the quota ids.
+    pub const fn quota(mut self, quota: &'static str) -> Self {
+        self.quota = Some(quota);
+        self
+    }
+
+    /// Needs this predicate to hold.
+    pub const fn when(mut self, predicate: Predicate) -> Self {
+        self.predicate = Some(predicate);
+        self
+    }
+
+    /// Its messages may state a time in these ways.
+    pub const fn hints(mut self, hints: &'static [MessageHint]) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// Outranks every other matching rule.
+    pub const fn outranks(mut self) -> Self {
+        self.outranks = true;
+        self
+    }
+
+    /// How specific the rule is: the most specific matching rank wins.
+    pub fn rank(&self) -> u8 {
+        if self.outranks {
+            5
+        } else if !self.text.is_empty() || self.quota.is_some() || self.predicate.is_some() {
+            4
+        } else if self.error_code.is_some() {
+            3
+        } else if self.error_type.is_some() || self.transport.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// The tables whose rules apply to a family, most specific first; the generic table
+/// (bare statuses, transport failures) applies to every family and comes last.
+pub(crate) fn tables_for(family: Family) -> Vec<&'static [Rule]> {
+    let mut tables: Vec<&'static [Rule]> = match family {
+        Family::Anthropic => vec![anthropic::RULES],
+        Family::Openai => vec![openai::RULES],
+        Family::AzureOpenai => vec![vendors::AZURE, openai::RULES],
+        Family::Gemini | Family::Vertex => vec![gemini::RULES],
+        Family::Bedrock => vec![bedrock::RULES],
+        Family::Openrouter => vec![openrouter::RULES, openai::RULES],
+        Family::Mistral => vec![vendors::MISTRAL, openai::RULES],
+        Family::Groq => vec![vendors::GROQ, openai::RULES],
+        Family::Deepseek => vec![vendors::DEEPSEEK, openai::RULES],
+        Family::Ollama => vec![local::OLLAMA, openai::RULES],
+        Family::OpenaiCompatible => vec![local::COMPATIBLE, openai::RULES],
+        Family::ClaudeCode => vec![cli::CLAUDE_CODE, anthropic::RULES],
+        Family::Codex => vec![cli::CODEX, openai::RULES],
+        Family::GeminiCli => vec![cli::GEMINI_CLI, gemini::RULES],
+        Family::Other => vec![],
+    };
+    tables.push(generic::RULES);
+    tables
+}
+
+/// Every table, for checks over all rules.
+#[cfg(test)]
+pub(crate) fn all_tables() -> [&'static [Rule]; 16] {
+    [
+        anthropic::RULES,
+        openai::RULES,
+        vendors::AZURE,
+        gemini::RULES,
+        bedrock::RULES,
+        openrouter::RULES,
+        vendors::MISTRAL,
+        vendors::GROQ,
+        vendors::DEEPSEEK,
+        local::OLLAMA,
+        local::COMPATIBLE,
+        cli::CLAUDE_CODE,
+        cli::CODEX,
+        cli::GEMINI_CLI,
+        generic::RULES,
+        &[],
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::all_tables;
+
+    #[test]
+    fn rule_ids_are_unique_and_every_rule_has_a_condition() {
+        let mut seen = HashSet::new();
+        for table in all_tables() {
+            for rule in table {
+                assert!(seen.insert(rule.id), "duplicate rule id {}", rule.id);
+                let has_condition = rule.status.is_some()
+                    || rule.error_type.is_some()
+                    || rule.error_code.is_some()
+                    || rule.transport.is_some()
+                    || !rule.text.is_empty()
+                    || rule.quota.is_some()
+                    || rule.predicate.is_some();
+                assert!(has_condition, "{} matches everything", rule.id);
+                for fragment in rule.text {
+                    assert_eq!(
+                        *fragment,
+                        fragment.to_ascii_lowercase(),
+                        "{}: write fragments lowercased",
+                        rule.id
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,520 @@
+//! The JSON shapes providers put their errors in, read leniently and without copying.
+//!
+//! One struct covers every family: Anthropic (`{"type":"error","error":{"type",...}}`),
+//! OpenAI and its imitators (`{"error":{"message","type","code"}}`), Gemini and Vertex
+//! (`{"error":{"code","status","details":[...]}}`), Bedrock (`{"message"}`, `__type`,
+//! stream exception events), OpenRouter (`error.metadata.raw`), Ollama (`{"error":"..."}`),
+//! vLLM (`{"object":"error","type",...}`), the Responses API (`response.failed`) and the
+//! Codex backend (`resets_at`, `resets_in_seconds`). A field of an unexpected JSON type is
+//! ignored rather than failing the whole body.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+/// A whole error body (or SSE event data).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireBody<'a> {
+    #[serde(borrow, rename = "type")]
+    pub kind: Scalar<'a>,
+    #[serde(borrow)]
+    pub error: ErrorField<'a>,
+    #[serde(borrow, alias = "Message", alias = "errorMessage")]
+    pub message: Scalar<'a>,
+    #[serde(borrow, rename = "__type")]
+    pub aws_type: Scalar<'a>,
+    #[serde(borrow)]
+    pub name: Scalar<'a>,
+    #[serde(borrow)]
+    pub code: Scalar<'a>,
+    #[serde(borrow)]
+    pub detail: Scalar<'a>,
+    #[serde(borrow)]
+    pub response: Option<WireResponse<'a>>,
+    #[serde(borrow)]
+    pub resets_at: Scalar<'a>,
+    #[serde(borrow)]
+    pub resets_in_seconds: Scalar<'a>,
+    #[serde(borrow, rename = "promptFeedback")]
+    pub prompt_feedback: Option<WirePromptFeedback<'a>>,
+    #[serde(borrow, rename = "throttlingException")]
+    pub throttling_exception: ErrorField<'a>,
+    #[serde(borrow, rename = "serviceUnavailableException")]
+    pub service_unavailable_exception: ErrorField<'a>,
+    #[serde(borrow, rename = "modelStreamErrorException")]
+    pub model_stream_error_exception: ErrorField<'a>,
+    #[serde(borrow, rename = "validationException")]
+    pub validation_exception: ErrorField<'a>,
+    #[serde(borrow, rename = "internalServerException")]
+    pub internal_server_exception: ErrorField<'a>,
+}
+
+/// The Responses API's `response` object inside a `response.failed` event.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireResponse<'a> {
+    #[serde(borrow)]
+    pub error: ErrorField<'a>,
+}
+
+/// Gemini's `promptFeedback` on a blocked prompt.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WirePromptFeedback<'a> {
+    #[serde(borrow, rename = "blockReason")]
+    pub block_reason: Scalar<'a>,
+}
+
+/// An `error` object.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireError<'a> {
+    #[serde(borrow, rename = "type")]
+    pub kind: Scalar<'a>,
+    #[serde(borrow)]
+    pub code: Scalar<'a>,
+    #[serde(borrow, alias = "Message")]
+    pub message: Scalar<'a>,
+    #[serde(borrow)]
+    pub status: Scalar<'a>,
+    #[serde(borrow)]
+    pub details: Details<'a>,
+    #[serde(borrow)]
+    pub metadata: Option<WireMetadata<'a>>,
+    #[serde(borrow)]
+    pub innererror: Option<WireInnerError<'a>>,
+    #[serde(borrow)]
+    pub resets_at: Scalar<'a>,
+    #[serde(borrow)]
+    pub resets_in_seconds: Scalar<'a>,
+}
+
+/// OpenRouter's `error.metadata`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireMetadata<'a> {
+    #[serde(borrow)]
+    pub raw: Scalar<'a>,
+    #[serde(borrow)]
+    pub provider_name: Scalar<'a>,
+}
+
+/// Azure's `error.innererror`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireInnerError<'a> {
+    #[serde(borrow)]
+    pub code: Scalar<'a>,
+}
+
+/// One entry of Gemini's `error.details`, or Anthropic's `error.details` object.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireDetail<'a> {
+    #[serde(borrow, rename = "retryDelay")]
+    pub retry_delay: Scalar<'a>,
+    #[serde(borrow)]
+    pub violations: Violations<'a>,
+    #[serde(borrow)]
+    pub reason: Scalar<'a>,
+    #[serde(borrow)]
+    pub error_code: Scalar<'a>,
+}
+
+/// One `QuotaFailure` violation.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireViolation<'a> {
+    #[serde(borrow, rename = "quotaId")]
+    pub quota_id: Scalar<'a>,
+    #[serde(borrow, rename = "quotaMetric")]
+    pub quota_metric: Scalar<'a>,
+}
+
+/// A string or number, kept as text; anything else reads as absent.
+#[derive(Debug, Default)]
+pub(crate) struct Scalar<'a>(pub Option<Cow<'a, str>>);
+
+/// `error` as an object, as a bare string (Ollama), or anything else (ignored).
+#[derive(Debug, Default)]
+pub(crate) enum ErrorField<'a> {
+    /// Absent or of an unreadable type.
+    #[default]
+    Absent,
+    /// A bare message.
+    Text(Cow<'a, str>),
+    /// A structured error.
+    Object(Box<WireError<'a>>),
+}
+
+/// `details` as a list (Gemini) or a single object (Anthropic).
+#[derive(Debug, Default)]
+pub(crate) struct Details<'a>(pub Vec<WireDetail<'a>>);
+
+/// `violations` as a list; anything else reads as empty.
+#[derive(Debug, Default)]
+pub(crate) struct Violations<'a>(pub Vec<WireViolation<'a>>);
+
+struct ScalarVisitor;
+
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Scalar<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a string or a number")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar(Some(Cow::Borrowed(text))))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Scalar(Some(Cow::Owned(text.to_owned()))))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+        Ok(Scalar(Some(Cow::Owned(text))))
+    }
+
+    fn visit_u64<E: de::Error>(self, number: u64) -> Result<Self::Value, E> {
+        Ok(Scalar(Some(Cow::Owned(number.to_string()))))
+    }
+
+    fn visit_i64<E: de::Error>(self, number: i64) -> Result<Self::Value, E> {
+        Ok(Scalar(Some(Cow::Owned(number.to_string()))))
+    }
+
+    fn visit_f64<E: de::Error>(self, number: f64) -> Result<Self::Value, E> {
+        Ok(Scalar(Some(Cow::Owned(number.to_string()))))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Scalar(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar(None))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar(None))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Scalar(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Scalar(None))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ScalarVisitor)
+    }
+}
+
+struct ErrorFieldVisitor;
+
+impl<'de> Visitor<'de> for ErrorFieldVisitor {
+    type Value = ErrorField<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an error object or message")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+        Ok(ErrorField::Text(Cow::Borrowed(text)))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(ErrorField::Text(Cow::Owned(text.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+        Ok(ErrorField::Text(Cow::Owned(text)))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(ErrorField::Absent)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(ErrorField::Absent)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(ErrorField::Absent)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(ErrorField::Absent)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(ErrorField::Absent)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(ErrorField::Absent)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(ErrorField::Absent)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let error = WireError::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(ErrorField::Object(Box::new(error)))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ErrorField<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ErrorFieldVisitor)
+    }
+}
+
+struct DetailsVisitor;
+
+impl<'de> Visitor<'de> for DetailsVisitor {
+    type Value = Details<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a list of details or one details object")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut details = Vec::new();
+        while let Some(entry) = seq.next_element::<LenientDetail<'de>>()? {
+            if let Some(detail) = entry.0 {
+                details.push(detail);
+            }
+        }
+        Ok(Details(details))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let detail = WireDetail::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(Details(vec![detail]))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Details::default())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Details::default())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Details::default())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Details::default())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Details::default())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Details::default())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Details::default())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Details<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(DetailsVisitor)
+    }
+}
+
+/// A details entry that is an object, or anything else (skipped).
+struct LenientDetail<'a>(Option<WireDetail<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LenientDetail<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let details = Details::deserialize(deserializer)?;
+        Ok(LenientDetail(details.0.into_iter().next()))
+    }
+}
+
+struct ViolationsVisitor;
+
+impl<'de> Visitor<'de> for ViolationsVisitor {
+    type Value = Violations<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a list of violations")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut violations = Vec::new();
+        while let Some(entry) = seq.next_element::<LenientViolation<'de>>()? {
+            if let Some(violation) = entry.0 {
+                violations.push(violation);
+            }
+        }
+        Ok(Violations(violations))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Violations::default())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Violations::default())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Violations::default())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Violations::default())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Violations::default())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Violations::default())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Violations::default())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Violations::default())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Violations<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ViolationsVisitor)
+    }
+}
+
+/// A violation that is an object, or anything else (skipped).
+struct LenientViolation<'a>(Option<WireViolation<'a>>);
+
+struct LenientViolationVisitor;
+
+impl<'de> Visitor<'de> for LenientViolationVisitor {
+    type Value = LenientViolation<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a violation")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let violation = WireViolation::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(LenientViolation(Some(violation)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LenientViolation(None))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(LenientViolation(None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(LenientViolation(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(LenientViolation(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(LenientViolation(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(LenientViolation(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(LenientViolation(None))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LenientViolation<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientViolationVisitor)
+    }
+}
+
+/// Parses the first JSON value of `text` (trailing text is allowed) as a body; an array
+/// (Vertex streams) gives its first element that holds an error.
+pub(crate) fn parse_body(text: &str) -> Option<WireBody<'_>> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        let mut stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Vec<WireBody>>();
+        let bodies = stream.next()?.ok()?;
+        return bodies.into_iter().find(WireBody::holds_error);
+    }
+    if !trimmed.starts_with('{') {
+        return None;
+    }
+    let mut stream = serde_json::Deserializer::from_str(trimmed).into_iter::<WireBody>();
+    stream.next()?.ok()
+}
+
+impl WireBody<'_> {
+    /// Whether the body says anything about an error.
+    pub fn holds_error(&self) -> bool {
+        !matches!(self.error, ErrorField::Absent)
+            || self.message.0.is_some()
+            || self.aws_type.0.is_some()
+            || self.name.0.is_some()
+            || self.detail.0.is_some()
+            || self
+                .response
+                .as_ref()
+                .is_some_and(|response| !matches!(response.error, ErrorField::Absent))
+            || self
+                .prompt_feedback
+                .as_ref()
+                .is_some_and(|feedback| feedback.block_reason.0.is_some())
+            || !matches!(self.throttling_exception, ErrorField::Absent)
+            || !matches!(self.service_unavailable_exception, ErrorField::Absent)
+            || !matches!(self.model_stream_error_exception, ErrorField::Absent)
+            || !matches!(self.validation_exception, ErrorField::Absent)
+            || !matches!(self.internal_server_exception, ErrorField::Absent)
+    }
+}
