@@ -1,12 +1,19 @@
 //! Switchback's web app: Leptos components rendered on the server (feature `ssr`)
 //! and hydrated in the browser (feature `hydrate`, built for wasm32).
 //!
-//! Pages own their data; leaf components take signals. Every page renders in
-//! full on the server, so it reads and works before the wasm arrives.
+//! Pages own their data (through server functions); leaf components take
+//! signals. Every page renders in full on the server, and its forms post as
+//! plain HTML, so it reads and works before the wasm arrives.
 
+#[cfg(feature = "ssr")]
+pub mod backend;
 pub mod components;
+pub mod editor;
 pub mod layout;
+pub mod model;
 pub mod pages;
+pub mod providers;
+pub mod server_fns;
 mod shell;
 
 pub use shell::{shell, App, OUTPUT_NAME};

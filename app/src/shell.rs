@@ -3,10 +3,12 @@
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::{path, SsrMode};
 
 use crate::layout::TopBar;
-use crate::pages::{HomePage, NotFoundPage, ProfilesPage, TasksPage};
+use crate::pages::{
+    HomePage, NotFoundPage, ProfileEditPage, ProfilesPage, ProvidersPage, TasksPage,
+};
 
 /// The base name of the browser bundle: `/pkg/switchback.js`,
 /// `/pkg/switchback_bg.wasm` and `/pkg/switchback.css`.
@@ -44,7 +46,12 @@ pub fn App() -> impl IntoView {
             <main id="main" class="page">
                 <Routes fallback=NotFoundPage>
                     <Route path=path!("") view=HomePage />
-                    <Route path=path!("/profiles") view=ProfilesPage />
+                    // Async: the whole page is in the first answer, so it reads
+                    // and posts without JavaScript.
+                    <Route path=path!("/profiles") view=ProfilesPage ssr=SsrMode::Async />
+                    <Route path=path!("/profiles/new") view=ProfileEditPage ssr=SsrMode::Async />
+                    <Route path=path!("/profiles/:id") view=ProfileEditPage ssr=SsrMode::Async />
+                    <Route path=path!("/providers") view=ProvidersPage ssr=SsrMode::Async />
                     <Route path=path!("/tasks") view=TasksPage />
                 </Routes>
             </main>

@@ -94,21 +94,46 @@ impl Browser {
             }
         })
         .await?;
-        Ok(TestPage { page, errors })
+        // A dialog (confirm, beforeunload) is answered "no" and remembered,
+        // so a test can see that the page asked.
+        let dialogs = Arc::new(Mutex::new(Vec::new()));
+        let asked = dialogs.clone();
+        page.on_dialog(move |dialog| {
+            let asked = asked.clone();
+            async move {
+                asked
+                    .lock()
+                    .expect("dialog list lock")
+                    .push(dialog.message().to_owned());
+                dialog.dismiss().await
+            }
+        })
+        .await?;
+        Ok(TestPage {
+            page,
+            errors,
+            dialogs,
+        })
     }
 }
 
-/// A page and the uncaught errors it has thrown so far.
+/// A page, the uncaught errors it has thrown so far, and the dialogs it opened.
 pub struct TestPage {
     /// The Playwright page.
     pub page: Page,
     errors: Arc<Mutex<Vec<String>>>,
+    dialogs: Arc<Mutex<Vec<String>>>,
 }
 
 impl TestPage {
     /// Uncaught JavaScript errors (a failed hydration shows up here).
     pub fn errors(&self) -> Vec<String> {
         self.errors.lock().expect("error list lock").clone()
+    }
+
+    /// The messages of the dialogs the page opened (each was dismissed).
+    pub fn dialogs(&self) -> Vec<String> {
+        self.dialogs.lock().expect("dialog list lock").clone()
     }
 
     /// Wait until the app has hydrated: `hydrate()` marks `<body>` when

@@ -1,10 +1,12 @@
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
+use serde_json::Value;
 use tempfile::TempDir;
 
 /// A `switchback serve` process of its own: a free loopback port, a database
@@ -64,6 +66,37 @@ impl TestServer {
     /// `http://127.0.0.1:PORT` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
+    }
+
+    /// Send JSON to the API and read the answer: for setting up what a test
+    /// needs without going through pages it does not test.
+    pub fn send_json(
+        &self,
+        method: &str,
+        path: &str,
+        body: &Value,
+    ) -> anyhow::Result<(u16, Value)> {
+        let address = self.base_url.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address)?;
+        let body = body.to_string();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response)?;
+        let status = response.get(9..12).unwrap_or("0").parse()?;
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body)
+            .unwrap_or("");
+        let body = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(body)?
+        };
+        Ok((status, body))
     }
 }
 

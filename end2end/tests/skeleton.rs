@@ -1,13 +1,9 @@
 //! The skeleton in a real browser: server rendering, hydration, navigation
 //! and the phone layout.
 
-use end2end::{Browser, Device, TestPage, TestServer};
+use end2end::{named, phone_layout_problems, Browser, Device, TestServer};
 use playwright_rs::expect;
-use playwright_rs::protocol::{AriaRole, GetByRoleOptions};
-
-fn named(name: &str) -> Option<GetByRoleOptions> {
-    Some(GetByRoleOptions::default().name(name).exact(true))
-}
+use playwright_rs::protocol::AriaRole;
 
 #[tokio::test]
 async fn home_page_is_rendered_on_the_server_without_javascript() -> anyhow::Result<()> {
@@ -94,43 +90,6 @@ async fn unknown_paths_get_the_apps_not_found_page() -> anyhow::Result<()> {
         .to_be_visible()
         .await?;
     Ok(())
-}
-
-/// What the phone rules measure on one page.
-async fn phone_layout_problems(page: &TestPage) -> anyhow::Result<Vec<String>> {
-    let problems: Vec<String> = page
-        .evaluate(
-            r#"() => {
-                const problems = [];
-                const root = document.documentElement;
-                if (root.scrollWidth > window.innerWidth) {
-                    problems.push(`document is ${root.scrollWidth}px wide in a ${window.innerWidth}px viewport`);
-                }
-                for (const element of document.querySelectorAll('body *')) {
-                    const style = getComputedStyle(element);
-                    const scrolls = /(auto|scroll)/.test(style.overflowY + style.overflowX);
-                    if (scrolls && (element.scrollHeight > element.clientHeight || element.scrollWidth > element.clientWidth)) {
-                        problems.push(`${element.tagName.toLowerCase()} scrolls on its own`);
-                    }
-                    const rect = element.getBoundingClientRect();
-                    if (rect.right > window.innerWidth + 0.5) {
-                        problems.push(`${element.tagName.toLowerCase()} "${element.textContent.trim().slice(0, 30)}" ends at ${rect.right}px`);
-                    }
-                }
-                const controls = document.querySelectorAll('a[href], button, input, select, textarea');
-                for (const control of controls) {
-                    const rect = control.getBoundingClientRect();
-                    const hidden = rect.width === 0 || rect.right < 0 || getComputedStyle(control).visibility === 'hidden';
-                    if (!hidden && rect.height < 44) {
-                        problems.push(`${control.tagName.toLowerCase()} "${(control.textContent || control.name || '').trim().slice(0, 30)}" is ${rect.height}px tall`);
-                    }
-                }
-                return problems;
-            }"#,
-            None::<&()>,
-        )
-        .await?;
-    Ok(problems)
 }
 
 #[tokio::test]

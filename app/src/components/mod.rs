@@ -1,5 +1,9 @@
 //! Leaf components: small, one per file, driven by signals.
 
 mod backoff_preview;
+mod error_notice;
+mod field;
 
 pub use backoff_preview::BackoffPreview;
+pub use error_notice::ErrorNotice;
+pub use field::{input_id, message_id, CheckField, FieldErrors, FieldMessage, NumberField};

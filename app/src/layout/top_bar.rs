@@ -12,6 +12,7 @@ pub fn TopBar() -> impl IntoView {
             <nav aria-label="Main">
                 <ul>
                     <li><A href="/profiles">"Profiles"</A></li>
+                    <li><A href="/providers">"Providers"</A></li>
                     <li><A href="/tasks">"Tasks"</A></li>
                 </ul>
             </nav>

@@ -2,10 +2,14 @@
 
 mod home;
 mod not_found;
+mod profile_edit;
 mod profiles;
+mod providers;
 mod tasks;
 
 pub use home::HomePage;
 pub use not_found::NotFoundPage;
+pub use profile_edit::ProfileEditPage;
 pub use profiles::ProfilesPage;
+pub use providers::ProvidersPage;
 pub use tasks::TasksPage;

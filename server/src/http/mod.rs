@@ -2,8 +2,17 @@
 //! and the embedded static files, all in one axum router.
 
 pub mod api;
+mod backend;
+mod forms;
 mod health;
+pub mod views;
 mod web;
+
+use std::sync::Arc;
+
+use app::backend::SharedBackend;
+use axum::routing::post;
+use leptos::prelude::provide_context;
 
 use axum::extract::FromRef;
 use axum::routing::get;
@@ -29,10 +38,20 @@ pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();
     let (api, _openapi) = api::router();
+    let backend: SharedBackend = Arc::new(state.services.clone());
     Router::new()
         .route("/healthz", get(health::healthz))
         .merge(api)
-        .leptos_routes(&state, routes, move || app::shell(leptos_options.clone()))
+        .route("/profiles/new", post(forms::new_profile))
+        .route("/profiles/{id}", post(forms::edit_profile))
+        .route("/providers", post(forms::new_provider))
+        .route("/providers/{id}", post(forms::edit_provider))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            move || provide_context(backend.clone()),
+            move || app::shell(leptos_options.clone()),
+        )
         .fallback(web::static_file_or_not_found)
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())

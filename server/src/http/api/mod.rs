@@ -4,7 +4,6 @@
 mod body;
 mod profiles;
 mod providers;
-mod views;
 
 use std::sync::Arc;
 
@@ -17,8 +16,6 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use crate::error::AppError;
-
-pub use views::{CandidateView, ProfileView, ProviderView};
 
 /// The largest request body the API reads.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;

@@ -5,8 +5,11 @@ use axum::http::StatusCode;
 use axum::Json;
 
 use super::body::JsonBody;
-use super::views::{ErrorBody, FieldErrorsBody, ProfileRequest, ProfileView};
+use app::model::openapi::{ErrorBody, FieldErrorsBody, ProfileRequest};
+use app::model::ProfileView;
+
 use crate::error::AppError;
+use crate::http::views::profile_view;
 use crate::services::Services;
 
 /// List dynamic profiles, by name, with their candidates.
@@ -16,7 +19,7 @@ pub async fn list_profiles(
     State(services): State<Services>,
 ) -> Result<Json<Vec<ProfileView>>, AppError> {
     let profiles = services.list_profiles().await?;
-    Ok(Json(profiles.into_iter().map(ProfileView::from).collect()))
+    Ok(Json(profiles.into_iter().map(profile_view).collect()))
 }
 
 /// Create a dynamic profile. Policies may be version 2, version 1 (normalized)
@@ -32,8 +35,8 @@ pub async fn create_profile(
     State(services): State<Services>,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<ProfileView>), AppError> {
-    let provider = services.create_profile(&body).await?;
-    Ok((StatusCode::CREATED, Json(provider.into())))
+    let profile = services.create_profile(&body).await?;
+    Ok((StatusCode::CREATED, Json(profile_view(profile))))
 }
 
 /// One dynamic profile.
@@ -47,7 +50,7 @@ pub async fn get_profile(
     State(services): State<Services>,
     Path(id): Path<String>,
 ) -> Result<Json<ProfileView>, AppError> {
-    Ok(Json(services.get_profile(&id).await?.into()))
+    Ok(Json(profile_view(services.get_profile(&id).await?)))
 }
 
 /// Replace a profile's name and candidates; the body carries the `revision`
@@ -66,7 +69,9 @@ pub async fn update_profile(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<ProfileView>, AppError> {
-    Ok(Json(services.update_profile(&id, &body).await?.into()))
+    Ok(Json(profile_view(
+        services.update_profile(&id, &body).await?,
+    )))
 }
 
 /// Delete a profile.

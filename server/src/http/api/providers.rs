@@ -5,8 +5,11 @@ use axum::http::StatusCode;
 use axum::Json;
 
 use super::body::JsonBody;
-use super::views::{ErrorBody, FieldErrorsBody, ProviderRequest, ProviderView};
+use app::model::openapi::{ErrorBody, FieldErrorsBody, ProviderRequest};
+use app::model::ProviderView;
+
 use crate::error::AppError;
+use crate::http::views::provider_view;
 use crate::services::Services;
 
 /// List providers, by name.
@@ -16,9 +19,7 @@ pub async fn list_providers(
     State(services): State<Services>,
 ) -> Result<Json<Vec<ProviderView>>, AppError> {
     let providers = services.list_providers().await?;
-    Ok(Json(
-        providers.into_iter().map(ProviderView::from).collect(),
-    ))
+    Ok(Json(providers.into_iter().map(provider_view).collect()))
 }
 
 /// Create a provider.
@@ -34,7 +35,7 @@ pub async fn create_provider(
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<ProviderView>), AppError> {
     let provider = services.create_provider(&body).await?;
-    Ok((StatusCode::CREATED, Json(provider.into())))
+    Ok((StatusCode::CREATED, Json(provider_view(provider))))
 }
 
 /// One provider.
@@ -48,7 +49,7 @@ pub async fn get_provider(
     State(services): State<Services>,
     Path(id): Path<String>,
 ) -> Result<Json<ProviderView>, AppError> {
-    Ok(Json(services.get_provider(&id).await?.into()))
+    Ok(Json(provider_view(services.get_provider(&id).await?)))
 }
 
 /// Replace a provider; the body carries the `revision` it was read at.
@@ -65,7 +66,9 @@ pub async fn update_provider(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<ProviderView>, AppError> {
-    Ok(Json(services.update_provider(&id, &body).await?.into()))
+    Ok(Json(provider_view(
+        services.update_provider(&id, &body).await?,
+    )))
 }
 
 /// Delete a provider that no profile uses.

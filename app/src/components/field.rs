@@ -1,0 +1,109 @@
+//! Labelled inputs that show their field's error, found by field path. A
+//! form provides its [`FieldErrors`] as context; every field inside reads it.
+
+use leptos::prelude::*;
+use policy::FieldError;
+
+/// The errors of the enclosing form, addressed by field path.
+#[derive(Clone, Copy)]
+pub struct FieldErrors(pub Memo<Vec<FieldError>>);
+
+impl FieldErrors {
+    /// The enclosing form's errors.
+    pub fn get() -> Self {
+        expect_context::<Self>()
+    }
+
+    /// The first error message for `path`, if any.
+    pub fn message_for(&self, path: &str) -> Option<String> {
+        self.0.with(|errors| {
+            errors
+                .iter()
+                .find(|error| error.field == path)
+                .map(|error| error.message.clone())
+        })
+    }
+}
+
+/// The DOM id of the input for `path`.
+pub fn input_id(path: &str) -> String {
+    format!("f-{path}")
+}
+
+/// The DOM id of the message for `path`.
+pub fn message_id(path: &str) -> String {
+    format!("f-{path}-error")
+}
+
+/// The error under an input, when its field has one.
+#[component]
+pub fn FieldMessage(#[prop(into)] path: Signal<String>) -> impl IntoView {
+    let errors = FieldErrors::get();
+    let message = move || errors.message_for(&path.get());
+    view! {
+        <Show when=move || message().is_some()>
+            <p class="field-error" id=move || message_id(&path.get())>
+                {message}
+            </p>
+        </Show>
+    }
+    .into_any()
+}
+
+/// A labelled number input bound to one field of the form.
+#[component]
+pub fn NumberField(
+    label: &'static str,
+    #[prop(into)] path: Signal<String>,
+    #[prop(into)] value: Signal<String>,
+    on_input: Callback<String>,
+    min: u64,
+    max: u64,
+) -> impl IntoView {
+    let errors = FieldErrors::get();
+    let invalid = move || errors.message_for(&path.get()).is_some();
+    view! {
+        <div class="field">
+            <label for=move || input_id(&path.get())>{label}</label>
+            <input
+                type="number"
+                inputmode="numeric"
+                min=min
+                max=max
+                step="1"
+                id=move || input_id(&path.get())
+                name=move || path.get()
+                value=move || value.get()
+                prop:value=move || value.get()
+                aria-invalid=move || invalid().then_some("true")
+                aria-describedby=move || invalid().then(|| message_id(&path.get()))
+                on:input=move |ev| on_input.run(event_target_value(&ev))
+            />
+            <FieldMessage path=path />
+        </div>
+    }
+    .into_any()
+}
+
+/// A checkbox with its label, bound to one boolean of the form.
+#[component]
+pub fn CheckField(
+    label: &'static str,
+    #[prop(into)] path: Signal<String>,
+    #[prop(into)] checked: Signal<bool>,
+    on_change: Callback<bool>,
+) -> impl IntoView {
+    view! {
+        <label class="check">
+            <input
+                type="checkbox"
+                name=move || path.get()
+                checked=move || checked.get()
+                prop:checked=move || checked.get()
+                on:change=move |ev| on_change.run(event_target_checked(&ev))
+            />
+            <span>{label}</span>
+        </label>
+    }
+    .into_any()
+}

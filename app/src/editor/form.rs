@@ -1,0 +1,682 @@
+//! The profile editor's state: what the user typed, field by field, and its
+//! translation to the API body that the policy crate validates. Numbers stay
+//! text until then, so "1.5" or "" reach validation and get its message.
+//!
+//! Every input's `name` is its field path (`candidates[1].policy.hard.retry.max_retries`),
+//! the same path validation errors carry: a plain form post and an error
+//! list both address fields by it.
+
+use policy::{
+    Class, EscalationSettings, FieldError, OnExhausted, PolicyDocument, PolicySection,
+    INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::model::{CandidateView, ProfileView, ProviderView};
+
+/// A default token budget for a new candidate.
+pub const NEW_CANDIDATE_MAX_TOKENS: u32 = 4_096;
+
+/// The whole form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileForm {
+    /// The stored profile's id; `None` while it is a new draft.
+    pub id: Option<String>,
+    /// The revision the form was loaded at (updates send it back).
+    pub revision: Option<i64>,
+    /// The profile name as typed.
+    pub name: String,
+    /// The candidates in order.
+    pub candidates: Vec<CandidateForm>,
+    /// The next unused [`CandidateForm::key`].
+    pub next_key: u32,
+}
+
+/// One candidate card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateForm {
+    /// Identity within this editing session (DOM ids, keyed lists); not stored.
+    pub key: u32,
+    /// The stored candidate id; `None` for a candidate added in this form.
+    pub id: Option<String>,
+    /// The chosen provider's id.
+    pub provider_id: String,
+    /// The model name as typed.
+    pub model: String,
+    /// Whether routes may use it.
+    pub enabled: bool,
+    /// Max tokens as typed.
+    pub max_tokens: String,
+    /// Max escalations as typed.
+    pub max_escalations: String,
+    /// Escalation ceiling as typed.
+    pub ceiling_tokens: String,
+    /// The transient section.
+    pub transient: SectionForm,
+    /// The hard section.
+    pub hard: SectionForm,
+}
+
+/// One policy section as typed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionForm {
+    /// The `Retry` checkbox.
+    pub retry_enabled: bool,
+    /// `Max retries` as typed.
+    pub max_retries: String,
+    /// `Initial interval (ms)` as typed.
+    pub initial_interval_ms: String,
+    /// The `Wait for reset` checkbox.
+    pub reset_wait_enabled: bool,
+    /// `Max wait (s)` as typed.
+    pub max_wait_s: String,
+    /// `skip` or `stop`.
+    pub on_exhausted: String,
+}
+
+impl SectionForm {
+    fn from_section(section: &PolicySection) -> Self {
+        Self {
+            retry_enabled: section.retry.enabled,
+            max_retries: section.retry.max_retries.to_string(),
+            initial_interval_ms: section.retry.initial_interval_ms.to_string(),
+            reset_wait_enabled: section.reset_wait.enabled,
+            max_wait_s: section.reset_wait.max_wait_s.to_string(),
+            on_exhausted: section.on_exhausted.as_str().to_owned(),
+        }
+    }
+
+    /// The section these values describe, if every number is a valid one.
+    pub fn parsed(&self) -> Option<PolicySection> {
+        let max_retries = parse_within(&self.max_retries, MAX_RETRIES_BOUNDS)?;
+        let mut section = PolicySection::transient_default();
+        section.retry.enabled = self.retry_enabled;
+        section.retry.max_retries = u32::try_from(max_retries).ok()?;
+        section.retry.initial_interval_ms =
+            parse_within(&self.initial_interval_ms, INITIAL_INTERVAL_MS_BOUNDS)?;
+        section.reset_wait.enabled = self.reset_wait_enabled;
+        section.reset_wait.max_wait_s = parse_within(&self.max_wait_s, MAX_WAIT_S_BOUNDS)?;
+        section.on_exhausted = match self.on_exhausted.as_str() {
+            "skip" => OnExhausted::Skip,
+            "stop" => OnExhausted::Stop,
+            _ => return None,
+        };
+        Some(section)
+    }
+
+    fn to_json(&self) -> Value {
+        let mut retry = Map::new();
+        retry.insert("enabled".into(), Value::Bool(self.retry_enabled));
+        insert_number(&mut retry, "max_retries", &self.max_retries);
+        insert_number(&mut retry, "initial_interval_ms", &self.initial_interval_ms);
+        let mut reset_wait = Map::new();
+        reset_wait.insert("enabled".into(), Value::Bool(self.reset_wait_enabled));
+        insert_number(&mut reset_wait, "max_wait_s", &self.max_wait_s);
+        json!({
+            "retry": retry,
+            "reset_wait": reset_wait,
+            "on_exhausted": self.on_exhausted,
+        })
+    }
+}
+
+fn parse_within(text: &str, bounds: policy::Bounds) -> Option<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|value| bounds.contains(*value))
+}
+
+/// A number field as JSON: an integer when the text is one, else the text
+/// itself (so validation reports its type), and nothing when empty (so
+/// validation reports it required).
+fn insert_number(map: &mut Map<String, Value>, name: &str, text: &str) {
+    let text = text.trim();
+    if text.is_empty() {
+        return;
+    }
+    let value = match serde_json::from_str::<Value>(text) {
+        Ok(number @ Value::Number(_)) => number,
+        _ => Value::String(text.to_owned()),
+    };
+    map.insert(name.to_owned(), value);
+}
+
+impl CandidateForm {
+    /// A new candidate with the default policy on `provider_id`.
+    pub fn new(key: u32, provider_id: String) -> Self {
+        let escalation = EscalationSettings::default();
+        let policy = PolicyDocument::default();
+        Self {
+            key,
+            id: None,
+            provider_id,
+            model: String::new(),
+            enabled: true,
+            max_tokens: NEW_CANDIDATE_MAX_TOKENS.to_string(),
+            max_escalations: escalation.max_escalations.to_string(),
+            ceiling_tokens: escalation.ceiling_tokens.to_string(),
+            transient: SectionForm::from_section(&policy.transient),
+            hard: SectionForm::from_section(&policy.hard),
+        }
+    }
+
+    fn from_view(key: u32, view: &CandidateView) -> Self {
+        Self {
+            key,
+            id: Some(view.id.clone()),
+            provider_id: view.provider_id.clone(),
+            model: view.model.clone(),
+            enabled: view.enabled,
+            max_tokens: view.max_tokens.to_string(),
+            max_escalations: view.escalation.max_escalations.to_string(),
+            ceiling_tokens: view.escalation.ceiling_tokens.to_string(),
+            transient: SectionForm::from_section(&view.policy.transient),
+            hard: SectionForm::from_section(&view.policy.hard),
+        }
+    }
+
+    /// The section of `class` (transient or hard).
+    pub fn section(&self, class: Class) -> &SectionForm {
+        match class {
+            Class::Hard => &self.hard,
+            _ => &self.transient,
+        }
+    }
+
+    /// The section of `class`, to change.
+    pub fn section_mut(&mut self, class: Class) -> &mut SectionForm {
+        match class {
+            Class::Hard => &mut self.hard,
+            _ => &mut self.transient,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let mut candidate = Map::new();
+        if let Some(id) = &self.id {
+            candidate.insert("id".into(), Value::String(id.clone()));
+        }
+        candidate.insert(
+            "provider_id".into(),
+            Value::String(self.provider_id.clone()),
+        );
+        candidate.insert("model".into(), Value::String(self.model.clone()));
+        candidate.insert("enabled".into(), Value::Bool(self.enabled));
+        insert_number(&mut candidate, "max_tokens", &self.max_tokens);
+        let mut escalation = Map::new();
+        insert_number(&mut escalation, "max_escalations", &self.max_escalations);
+        insert_number(&mut escalation, "ceiling_tokens", &self.ceiling_tokens);
+        candidate.insert("escalation".into(), Value::Object(escalation));
+        candidate.insert(
+            "policy".into(),
+            json!({"version": 2, "transient": self.transient.to_json(), "hard": self.hard.to_json()}),
+        );
+        Value::Object(candidate)
+    }
+}
+
+impl ProfileForm {
+    /// A new profile: one candidate on the first provider.
+    pub fn new_draft(providers: &[ProviderView]) -> Self {
+        let provider_id = providers.first().map(|p| p.id.clone()).unwrap_or_default();
+        Self {
+            id: None,
+            revision: None,
+            name: String::new(),
+            candidates: vec![CandidateForm::new(0, provider_id)],
+            next_key: 1,
+        }
+    }
+
+    /// The form for a stored profile.
+    pub fn from_view(view: &ProfileView) -> Self {
+        let candidates: Vec<CandidateForm> = view
+            .candidates
+            .iter()
+            .zip(0..)
+            .map(|(candidate, key)| CandidateForm::from_view(key, candidate))
+            .collect();
+        Self {
+            id: Some(view.id.clone()),
+            revision: Some(view.revision),
+            name: view.name.clone(),
+            next_key: u32::try_from(candidates.len()).unwrap_or(u32::MAX),
+            candidates,
+        }
+    }
+
+    /// The API body these values make.
+    pub fn to_json(&self) -> Value {
+        let mut body = Map::new();
+        body.insert("name".into(), Value::String(self.name.clone()));
+        if let Some(revision) = self.revision {
+            body.insert("revision".into(), json!(revision));
+        }
+        body.insert(
+            "candidates".into(),
+            Value::Array(self.candidates.iter().map(CandidateForm::to_json).collect()),
+        );
+        Value::Object(body)
+    }
+
+    /// Every field error, from the same policy crate the server runs.
+    pub fn validate(&self) -> Vec<FieldError> {
+        policy::normalize_profile(&self.to_json(), self.id.is_some())
+            .err()
+            .unwrap_or_default()
+    }
+
+    /// The candidate with `key`.
+    pub fn candidate(&self, key: u32) -> Option<&CandidateForm> {
+        self.candidates
+            .iter()
+            .find(|candidate| candidate.key == key)
+    }
+
+    /// The candidate with `key`, to change.
+    pub fn candidate_mut(&mut self, key: u32) -> Option<&mut CandidateForm> {
+        self.candidates
+            .iter_mut()
+            .find(|candidate| candidate.key == key)
+    }
+
+    /// Where the candidate with `key` stands (0-based).
+    pub fn position(&self, key: u32) -> Option<usize> {
+        self.candidates
+            .iter()
+            .position(|candidate| candidate.key == key)
+    }
+
+    /// The model of the next enabled candidate after `key`, if any: where a
+    /// skip goes.
+    pub fn next_enabled_model(&self, key: u32) -> Option<String> {
+        let position = self.position(key)?;
+        self.candidates[position + 1..]
+            .iter()
+            .find(|candidate| candidate.enabled)
+            .map(|candidate| display_model(&candidate.model))
+    }
+
+    /// Apply a structural edit (add, move, remove).
+    pub fn apply(&mut self, op: &EditOp, providers: &[ProviderView]) {
+        match *op {
+            EditOp::Add => {
+                let provider_id = self
+                    .candidates
+                    .last()
+                    .map(|candidate| candidate.provider_id.clone())
+                    .or_else(|| providers.first().map(|p| p.id.clone()))
+                    .unwrap_or_default();
+                self.candidates
+                    .push(CandidateForm::new(self.next_key, provider_id));
+                self.next_key += 1;
+            }
+            EditOp::MoveUp(position) if position > 0 && position < self.candidates.len() => {
+                self.candidates.swap(position - 1, position);
+            }
+            EditOp::MoveDown(position) if position + 1 < self.candidates.len() => {
+                self.candidates.swap(position, position + 1);
+            }
+            EditOp::Remove(position) if position < self.candidates.len() => {
+                self.candidates.remove(position);
+            }
+            _ => {}
+        }
+    }
+
+    /// The form a plain HTML post describes (no JavaScript): inputs are named
+    /// by their field paths; an unchecked checkbox is simply absent.
+    pub fn from_pairs(pairs: &[(String, String)]) -> Self {
+        let mut form = Self {
+            id: None,
+            revision: None,
+            name: String::new(),
+            candidates: Vec::new(),
+            next_key: 0,
+        };
+        for (name, value) in pairs {
+            match name.as_str() {
+                "id" => form.id = Some(value.clone()).filter(|id| !id.is_empty()),
+                "revision" => form.revision = value.trim().parse().ok(),
+                "name" => form.name = value.clone(),
+                _ => {
+                    if let Some((index, rest)) = split_candidate(name) {
+                        // Bounded: a post cannot make the form grow without limit.
+                        if index < MAX_FORM_CANDIDATES {
+                            while form.candidates.len() <= index {
+                                let key = u32::try_from(form.candidates.len()).unwrap_or(u32::MAX);
+                                form.candidates.push(CandidateForm::unchecked(key));
+                            }
+                            form.candidates[index].set(rest, value);
+                        }
+                    }
+                }
+            }
+        }
+        form.next_key = form
+            .candidates
+            .iter()
+            .map(|candidate| candidate.key + 1)
+            .max()
+            .unwrap_or(0);
+        form
+    }
+}
+
+/// The most candidates a plain form post may describe.
+const MAX_FORM_CANDIDATES: usize = 50;
+
+/// A structural edit of the form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditOp {
+    /// Add a candidate at the end.
+    Add,
+    /// Move the candidate at this position up.
+    MoveUp(usize),
+    /// Move the candidate at this position down.
+    MoveDown(usize),
+    /// Remove the candidate at this position.
+    Remove(usize),
+}
+
+impl EditOp {
+    /// The value of a plain form's `op` button: `add`, `up:1`, `down:0`, `remove:2`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (name, position) = match text.split_once(':') {
+            Some((name, position)) => (name, position.parse().ok()?),
+            None => (text, 0),
+        };
+        match name {
+            "add" => Some(Self::Add),
+            "up" => Some(Self::MoveUp(position)),
+            "down" => Some(Self::MoveDown(position)),
+            "remove" => Some(Self::Remove(position)),
+            _ => None,
+        }
+    }
+}
+
+/// `candidates[3].model` -> `(3, "model")`.
+fn split_candidate(name: &str) -> Option<(usize, &str)> {
+    let rest = name.strip_prefix("candidates[")?;
+    let (index, rest) = rest.split_once("].")?;
+    Some((index.parse().ok()?, rest))
+}
+
+impl CandidateForm {
+    /// A candidate as a plain post starts it: every checkbox unchecked until
+    /// the post says otherwise.
+    fn unchecked(key: u32) -> Self {
+        let mut candidate = Self::new(key, String::new());
+        candidate.enabled = false;
+        candidate.max_tokens.clear();
+        candidate.max_escalations.clear();
+        candidate.ceiling_tokens.clear();
+        for section in [&mut candidate.transient, &mut candidate.hard] {
+            *section = SectionForm {
+                retry_enabled: false,
+                max_retries: String::new(),
+                initial_interval_ms: String::new(),
+                reset_wait_enabled: false,
+                max_wait_s: String::new(),
+                on_exhausted: String::new(),
+            };
+        }
+        candidate
+    }
+
+    fn set(&mut self, field: &str, value: &str) {
+        let checked = !value.is_empty();
+        match field {
+            "key" => {}
+            "id" => self.id = Some(value.to_owned()).filter(|id| !id.is_empty()),
+            "provider_id" => self.provider_id = value.to_owned(),
+            "model" => self.model = value.to_owned(),
+            "enabled" => self.enabled = checked,
+            "max_tokens" => self.max_tokens = value.to_owned(),
+            "escalation.max_escalations" => self.max_escalations = value.to_owned(),
+            "escalation.ceiling_tokens" => self.ceiling_tokens = value.to_owned(),
+            _ => {
+                let Some((class, rest)) = field
+                    .strip_prefix("policy.transient.")
+                    .map(|rest| (Class::Transient, rest))
+                    .or_else(|| {
+                        field
+                            .strip_prefix("policy.hard.")
+                            .map(|rest| (Class::Hard, rest))
+                    })
+                else {
+                    return;
+                };
+                let section = self.section_mut(class);
+                match rest {
+                    "retry.enabled" => section.retry_enabled = checked,
+                    "retry.max_retries" => section.max_retries = value.to_owned(),
+                    "retry.initial_interval_ms" => section.initial_interval_ms = value.to_owned(),
+                    "reset_wait.enabled" => section.reset_wait_enabled = checked,
+                    "reset_wait.max_wait_s" => section.max_wait_s = value.to_owned(),
+                    "on_exhausted" => section.on_exhausted = value.to_owned(),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// A model name for sentences: the name, or "the next candidate" while empty.
+pub fn display_model(model: &str) -> String {
+    let model = model.trim();
+    if model.is_empty() {
+        "the next candidate".to_owned()
+    } else {
+        model.to_owned()
+    }
+}
+
+/// The field path of a candidate's field: `candidates[1].model`.
+pub fn candidate_path(position: usize, field: &str) -> String {
+    format!("candidates[{position}].{field}")
+}
+
+/// The field path of a section's field: `candidates[1].policy.hard.retry.max_retries`.
+pub fn section_path(position: usize, class: Class, field: &str) -> String {
+    format!("candidates[{position}].policy.{}.{field}", class.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy::ErrorCode;
+
+    fn provider() -> ProviderView {
+        ProviderView {
+            id: "p1".into(),
+            name: "Anthropic".into(),
+            kind: "anthropic".into(),
+            family: "anthropic".into(),
+            base_url: "https://api.anthropic.com".into(),
+            api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            api_key_env_set: false,
+            revision: 1,
+            created_at: String::new(),
+            updated_at: String::new(),
+        }
+    }
+
+    fn valid_draft() -> ProfileForm {
+        let mut form = ProfileForm::new_draft(&[provider()]);
+        form.name = "Coding".into();
+        form.candidates[0].model = "model-alpha".into();
+        form
+    }
+
+    #[test]
+    fn a_new_draft_needs_a_name_and_a_model() {
+        let errors: Vec<(String, ErrorCode)> = ProfileForm::new_draft(&[provider()])
+            .validate()
+            .into_iter()
+            .map(|error| (error.field, error.code))
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                ("name".to_owned(), ErrorCode::Required),
+                ("candidates[0].model".to_owned(), ErrorCode::Required),
+            ]
+        );
+        assert_eq!(valid_draft().validate(), vec![]);
+    }
+
+    #[test]
+    fn typed_numbers_reach_validation_as_typed() {
+        let mut form = valid_draft();
+        form.candidates[0].transient.max_retries = "11".into();
+        form.candidates[0].hard.initial_interval_ms = "1.5".into();
+        form.candidates[0].hard.max_wait_s = "".into();
+        form.candidates[0].max_tokens = "lots".into();
+        let errors: Vec<(String, ErrorCode)> = form
+            .validate()
+            .into_iter()
+            .map(|error| (error.field, error.code))
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                ("candidates[0].max_tokens".to_owned(), ErrorCode::Type),
+                (
+                    "candidates[0].policy.transient.retry.max_retries".to_owned(),
+                    ErrorCode::Range
+                ),
+                (
+                    "candidates[0].policy.hard.retry.initial_interval_ms".to_owned(),
+                    ErrorCode::Type
+                ),
+                (
+                    "candidates[0].policy.hard.reset_wait.max_wait_s".to_owned(),
+                    ErrorCode::Required
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn round_trips_through_the_stored_shape() {
+        let form = valid_draft();
+        let draft = policy::normalize_profile(&form.to_json(), false).unwrap();
+        assert_eq!(draft.candidates[0].policy, PolicyDocument::default());
+        assert_eq!(
+            draft.candidates[0].escalation,
+            EscalationSettings::default()
+        );
+        assert_eq!(draft.candidates[0].max_tokens, NEW_CANDIDATE_MAX_TOKENS);
+    }
+
+    #[test]
+    fn structural_edits_keep_keys() {
+        let mut form = valid_draft();
+        form.apply(&EditOp::Add, &[provider()]);
+        form.apply(&EditOp::Add, &[provider()]);
+        let keys = |form: &ProfileForm| form.candidates.iter().map(|c| c.key).collect::<Vec<_>>();
+        assert_eq!(keys(&form), [0, 1, 2]);
+        form.apply(&EditOp::MoveUp(2), &[]);
+        assert_eq!(keys(&form), [0, 2, 1]);
+        form.apply(&EditOp::MoveDown(0), &[]);
+        assert_eq!(keys(&form), [2, 0, 1]);
+        form.apply(&EditOp::MoveUp(0), &[]);
+        form.apply(&EditOp::MoveDown(2), &[]);
+        assert_eq!(keys(&form), [2, 0, 1], "moves past either end do nothing");
+        form.apply(&EditOp::Remove(1), &[]);
+        assert_eq!(keys(&form), [2, 1]);
+        assert_eq!(form.candidates[0].provider_id, "p1");
+    }
+
+    #[test]
+    fn next_enabled_model_skips_disabled_candidates() {
+        let mut form = valid_draft();
+        form.apply(&EditOp::Add, &[]);
+        form.apply(&EditOp::Add, &[]);
+        form.candidates[1].enabled = false;
+        form.candidates[2].model = "model-gamma".into();
+        assert_eq!(form.next_enabled_model(0).as_deref(), Some("model-gamma"));
+        assert_eq!(form.next_enabled_model(2), None);
+    }
+
+    #[test]
+    fn a_plain_post_reads_back_into_the_same_form() {
+        let mut form = valid_draft();
+        form.id = Some("profile-1".into());
+        form.revision = Some(3);
+        form.candidates[0].id = Some("c-1".into());
+        form.candidates[0].hard.retry_enabled = true;
+        form.candidates[0].transient.reset_wait_enabled = false;
+        form.candidates[0].transient.on_exhausted = "stop".into();
+        let pairs = form_pairs(&form);
+        assert_eq!(ProfileForm::from_pairs(&pairs), form);
+    }
+
+    /// What a browser posts for `form`: checked boxes only.
+    fn form_pairs(form: &ProfileForm) -> Vec<(String, String)> {
+        let mut pairs = vec![
+            ("id".to_owned(), form.id.clone().unwrap_or_default()),
+            (
+                "revision".to_owned(),
+                form.revision.map(|r| r.to_string()).unwrap_or_default(),
+            ),
+            ("name".to_owned(), form.name.clone()),
+        ];
+        for (position, candidate) in form.candidates.iter().enumerate() {
+            let path = |field: &str| candidate_path(position, field);
+            pairs.push((path("id"), candidate.id.clone().unwrap_or_default()));
+            pairs.push((path("provider_id"), candidate.provider_id.clone()));
+            pairs.push((path("model"), candidate.model.clone()));
+            if candidate.enabled {
+                pairs.push((path("enabled"), "on".into()));
+            }
+            pairs.push((path("max_tokens"), candidate.max_tokens.clone()));
+            pairs.push((
+                path("escalation.max_escalations"),
+                candidate.max_escalations.clone(),
+            ));
+            pairs.push((
+                path("escalation.ceiling_tokens"),
+                candidate.ceiling_tokens.clone(),
+            ));
+            for class in [Class::Transient, Class::Hard] {
+                let section = candidate.section(class);
+                let path = |field: &str| section_path(position, class, field);
+                if section.retry_enabled {
+                    pairs.push((path("retry.enabled"), "on".into()));
+                }
+                pairs.push((path("retry.max_retries"), section.max_retries.clone()));
+                pairs.push((
+                    path("retry.initial_interval_ms"),
+                    section.initial_interval_ms.clone(),
+                ));
+                if section.reset_wait_enabled {
+                    pairs.push((path("reset_wait.enabled"), "on".into()));
+                }
+                pairs.push((path("reset_wait.max_wait_s"), section.max_wait_s.clone()));
+                pairs.push((path("on_exhausted"), section.on_exhausted.clone()));
+            }
+        }
+        pairs
+    }
+
+    #[test]
+    fn edit_ops_parse() {
+        assert_eq!(EditOp::parse("add"), Some(EditOp::Add));
+        assert_eq!(EditOp::parse("up:2"), Some(EditOp::MoveUp(2)));
+        assert_eq!(EditOp::parse("down:0"), Some(EditOp::MoveDown(0)));
+        assert_eq!(EditOp::parse("remove:1"), Some(EditOp::Remove(1)));
+        assert_eq!(EditOp::parse("remove:x"), None);
+        assert_eq!(EditOp::parse("save"), None);
+    }
+
+    #[test]
+    fn a_post_cannot_grow_the_form_without_bound() {
+        let form = ProfileForm::from_pairs(&[("candidates[999999].model".into(), "m".into())]);
+        assert!(form.candidates.is_empty());
+    }
+}

@@ -1,0 +1,17 @@
+//! The dynamic profile editor: its form state (pure, tested natively) and
+//! its components.
+
+mod candidate_card;
+mod context;
+mod form;
+mod profile_editor;
+mod schedule_view;
+mod section_fields;
+mod summary;
+mod unsaved_guard;
+
+pub use form::{
+    candidate_path, display_model, section_path, CandidateForm, EditOp, ProfileForm, SectionForm,
+};
+pub use profile_editor::{EditorData, EditorSubmission, ProfileEditor};
+pub use summary::{policy_summary, schedule_sentence, section_summary};

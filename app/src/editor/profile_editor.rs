@@ -1,0 +1,244 @@
+use leptos::prelude::*;
+use leptos_router::hooks::use_navigate;
+use leptos_router::NavigateOptions;
+use policy::FieldError;
+use serde::{Deserialize, Serialize};
+
+use super::candidate_card::CandidateCard;
+use super::context::EditorContext;
+use super::form::{EditOp, ProfileForm};
+use super::unsaved_guard::guard_unsaved_changes;
+use crate::components::{input_id, message_id, FieldErrors, FieldMessage};
+use crate::model::{ApiError, ProviderView};
+use crate::server_fns::save_profile;
+
+/// What the editor starts from: the form, the providers to choose from, and
+/// the errors and notice of a save that was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditorData {
+    /// The form's values.
+    pub form: ProfileForm,
+    /// The providers a candidate can use.
+    pub providers: Vec<ProviderView>,
+    /// Field errors from the server's last answer.
+    pub errors: Vec<FieldError>,
+    /// A message that belongs to no field (someone saved first, ...).
+    pub notice: Option<String>,
+}
+
+/// Provided by the server when it renders the editor in answer to a plain
+/// form post (no JavaScript): the submitted values with their errors.
+#[derive(Debug, Clone)]
+pub struct EditorSubmission(pub EditorData);
+
+/// The dynamic profile editor. It renders completely on the server and
+/// saves by a plain form post before hydration; after hydration it
+/// validates on every keystroke with the policy crate and saves in place.
+#[component]
+pub fn ProfileEditor(data: EditorData) -> impl IntoView {
+    let EditorData {
+        form: initial,
+        providers,
+        errors: refused,
+        notice: first_notice,
+    } = data;
+    let form = RwSignal::new(initial.clone());
+    let saved = RwSignal::new(if refused.is_empty() {
+        Some(initial.clone())
+    } else {
+        None
+    });
+    // Server errors belong to the values they were given for: they show
+    // until the form changes.
+    let server_errors = RwSignal::new((initial, refused));
+    let notice = RwSignal::new(first_notice);
+    let client_errors = Memo::new(move |_| form.with(ProfileForm::validate));
+    let errors = Memo::new(move |_| {
+        let mut errors = client_errors.get();
+        server_errors.with(|(given, server)| {
+            if form.with(|form| form == given) {
+                let extra: Vec<FieldError> = server
+                    .iter()
+                    .filter(|error| !errors.contains(error))
+                    .cloned()
+                    .collect();
+                errors.extend(extra);
+            }
+        });
+        errors
+    });
+    let context = EditorContext {
+        form,
+        errors,
+        providers: StoredValue::new(providers),
+    };
+    provide_context(context);
+    provide_context(FieldErrors(errors));
+
+    let dirty = Memo::new(move |_| saved.with(|saved| saved.as_ref() != Some(&form.get())));
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    guard_unsaved_changes(dirty);
+
+    let navigate = use_navigate();
+    let save = Action::new(move |(id, body): &(Option<String>, String)| {
+        save_profile(id.clone(), body.clone())
+    });
+    Effect::new(move |_| {
+        let Some(result) = save.value().get() else {
+            return;
+        };
+        match result {
+            Ok(profile) => {
+                let stored = ProfileForm::from_view(&profile);
+                saved.set(Some(stored.clone()));
+                form.set(stored);
+                notice.set(None);
+                navigate(
+                    &format!("/profiles/{}", profile.id),
+                    NavigateOptions::default(),
+                );
+            }
+            Err(ApiError::Invalid(found)) => {
+                server_errors.set((form.get_untracked(), found));
+                notice.set(Some(
+                    "The server refused some values: see the marked fields.".to_owned(),
+                ));
+            }
+            Err(other) => notice.set(Some(other.to_string())),
+        }
+    });
+    let submit = move || {
+        if client_errors.with_untracked(|errors| errors.is_empty()) {
+            let (id, body) =
+                form.with_untracked(|form| (form.id.clone(), form.to_json().to_string()));
+            save.dispatch((id, body));
+        }
+    };
+
+    let action_path = move || match form.with(|form| form.id.clone()) {
+        Some(id) => format!("/profiles/{id}"),
+        None => "/profiles/new".to_owned(),
+    };
+    let keys = move || form.with(|form| form.candidates.iter().map(|c| c.key).collect::<Vec<_>>());
+    let name = Signal::derive(move || form.with(|form| form.name.clone()));
+    let name_invalid = move || context.error_for("name").is_some();
+    let invalid_count = move || errors.with(Vec::len);
+    let cannot_save = move || hydrated.get() && (invalid_count() > 0 || save.pending().get());
+    // Errors no input shows (the candidate list itself, a conflict, ...).
+    let unplaced = move || {
+        errors.with(|errors| {
+            errors
+                .iter()
+                .filter(|error| {
+                    error.field == "candidates"
+                        || error.field.is_empty()
+                        || error.field.ends_with(".policy")
+                })
+                .map(|error| {
+                    let field = if error.field.is_empty() {
+                        "profile".to_owned()
+                    } else {
+                        error.field.clone()
+                    };
+                    format!("{field}: {}", error.message)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+
+    view! {
+        <form
+            class="profile-editor"
+            method="post"
+            action=action_path
+            novalidate
+            on:submit=move |ev| {
+                ev.prevent_default();
+                submit();
+            }
+        >
+            <input type="hidden" name="id" value=move || form.with(|f| f.id.clone().unwrap_or_default()) />
+            <input
+                type="hidden"
+                name="revision"
+                value=move || form.with(|f| f.revision.map(|r| r.to_string()).unwrap_or_default())
+            />
+            <div class="editor-bar">
+                <div class="field name-field">
+                    <label for=input_id("name")>"Name"</label>
+                    <input
+                        type="text"
+                        id=input_id("name")
+                        name="name"
+                        autocomplete="off"
+                        value=move || name.get()
+                        prop:value=move || name.get()
+                        aria-invalid=move || name_invalid().then_some("true")
+                        aria-describedby=move || name_invalid().then(|| message_id("name"))
+                        on:input=move |ev| form.update(|form| form.name = event_target_value(&ev))
+                    />
+                    <FieldMessage path="name" />
+                </div>
+                <div class="save">
+                    <button type="submit" class="primary" disabled=cannot_save>
+                        "Save"
+                    </button>
+                    <p class="save-state" role="status">
+                        {move || {
+                            if save.pending().get() {
+                                "Saving…".to_owned()
+                            } else if hydrated.get() && invalid_count() > 0 {
+                                format!("{} to fix before saving", plural(invalid_count(), "field"))
+                            } else if dirty.get() {
+                                "Unsaved changes".to_owned()
+                            } else {
+                                "All changes saved".to_owned()
+                            }
+                        }}
+                    </p>
+                </div>
+            </div>
+            <Show when=move || notice.with(Option::is_some)>
+                <p class="notice" role="alert">{move || notice.get()}</p>
+            </Show>
+            <Show when=move || !unplaced().is_empty()>
+                <ul class="notice" role="alert">
+                    {move || unplaced().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+                </ul>
+            </Show>
+            <Show when=move || context.providers.with_value(Vec::is_empty)>
+                <p class="notice">
+                    "No providers yet: " <a href="/providers">"add a provider"</a>
+                    " first, then choose it for each candidate."
+                </p>
+            </Show>
+            <div class="candidates">
+                <For each=keys key=|key| *key let:key>
+                    <CandidateCard key=key />
+                </For>
+            </div>
+            <button
+                type="submit"
+                name="op"
+                value="add"
+                class="add-candidate"
+                on:click=move |ev| {
+                    ev.prevent_default();
+                    form.update(|form| form.apply(&EditOp::Add, &context.providers.get_value()));
+                }
+            >
+                "Add candidate"
+            </button>
+        </form>
+    }
+    .into_any()
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}

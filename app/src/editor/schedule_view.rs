@@ -1,0 +1,61 @@
+use leptos::prelude::*;
+use policy::{schedule, Class};
+
+use super::context::EditorContext;
+use super::summary::schedule_sentence;
+
+/// A section's derived schedule, from the policy crate on every keystroke:
+/// a sentence, and a timeline with a mark per retry.
+#[component]
+pub fn ScheduleView(key: u32, class: Class) -> impl IntoView {
+    let context = EditorContext::get();
+    let section = Memo::new(move |_| {
+        context.form.with(|form| {
+            form.candidate(key)
+                .and_then(|candidate| candidate.section(class).parsed())
+        })
+    });
+    let next_model = Memo::new(move |_| context.form.with(|form| form.next_enabled_model(key)));
+    let sentence = move || match section.get() {
+        Some(section) => schedule_sentence(&section, next_model.get().as_deref()),
+        None => "Fix the numbers above to see the schedule.".to_owned(),
+    };
+    // Each retry's running total as a share of the whole, for the timeline.
+    let marks = move || {
+        section
+            .get()
+            .map(|section| {
+                let plan = schedule(&section);
+                let total = plan.total_ms().max(1) as f64;
+                plan.steps
+                    .iter()
+                    .map(|step| (step.retry_ordinal, step.total_ms as f64 / total * 100.0))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    view! {
+        <div class="schedule-view">
+            <p class="schedule" aria-live="polite">{sentence}</p>
+            <div class="timeline" aria-hidden="true">
+                <span class="timeline-axis"></span>
+                <span class="timeline-mark start" style="left: 0%"></span>
+                {move || {
+                    marks()
+                        .into_iter()
+                        .map(|(ordinal, at)| {
+                            view! {
+                                <span
+                                    class="timeline-mark retry"
+                                    style=format!("left: {at:.2}%")
+                                    title=format!("retry {ordinal}")
+                                ></span>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </div>
+        </div>
+    }
+    .into_any()
+}

@@ -1,0 +1,218 @@
+use leptos::prelude::*;
+use policy::{FieldError, ProviderFamily, ProviderKind};
+
+use super::form::ProviderForm;
+use crate::components::{input_id, message_id, FieldErrors, FieldMessage};
+use crate::model::{ApiError, ProviderView};
+use crate::server_fns::save_provider;
+
+/// Provided by the server when it renders the providers page in answer to a
+/// plain form post: the submitted values and their errors.
+#[derive(Debug, Clone)]
+pub struct ProviderSubmission {
+    /// What was sent.
+    pub form: ProviderForm,
+    /// Why it was refused.
+    pub errors: Vec<FieldError>,
+    /// A message that belongs to no field.
+    pub notice: Option<String>,
+}
+
+/// Add or edit one provider. Posts as a plain form before hydration; after,
+/// validates as you type and saves in place.
+#[component]
+pub fn ProviderFormView(
+    initial: ProviderForm,
+    #[prop(optional)] refused: Vec<FieldError>,
+    #[prop(optional_no_strip)] first_notice: Option<String>,
+    allowed_key_envs: Vec<String>,
+    on_saved: Callback<ProviderView>,
+) -> impl IntoView {
+    let form = RwSignal::new(initial.clone());
+    let server_errors = RwSignal::new((initial.clone(), refused));
+    let allowed = StoredValue::new(allowed_key_envs);
+    let client_errors =
+        Memo::new(move |_| form.with(|form| allowed.with_value(|allowed| form.validate(allowed))));
+    let errors = Memo::new(move |_| {
+        let mut errors = client_errors.get();
+        server_errors.with(|(given, server)| {
+            if form.with(|form| form == given) {
+                let extra: Vec<FieldError> = server
+                    .iter()
+                    .filter(|error| !errors.contains(error))
+                    .cloned()
+                    .collect();
+                errors.extend(extra);
+            }
+        });
+        errors
+    });
+    provide_context(FieldErrors(errors));
+    let notice = RwSignal::new(first_notice);
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+
+    let is_new = initial.id.is_none();
+    let save = Action::new(move |(id, body): &(Option<String>, String)| {
+        save_provider(id.clone(), body.clone())
+    });
+    Effect::new(move |_| {
+        let Some(result) = save.value().get() else {
+            return;
+        };
+        match result {
+            Ok(provider) => {
+                notice.set(None);
+                // An add form starts over; an edit form shows what was stored.
+                if is_new {
+                    form.set(ProviderForm::new_provider());
+                } else {
+                    form.set(ProviderForm::from_view(&provider));
+                }
+                on_saved.run(provider);
+            }
+            Err(ApiError::Invalid(found)) => server_errors.set((form.get_untracked(), found)),
+            Err(other) => notice.set(Some(other.to_string())),
+        }
+    });
+
+    let prefix = StoredValue::new(initial.id.clone().unwrap_or_else(|| "new".to_owned()));
+    let id_of = move |field: &str| format!("{}-{}", prefix.get_value(), input_id(field));
+    let action = match &initial.id {
+        Some(id) => format!("/providers/{id}"),
+        None => "/providers".to_owned(),
+    };
+    let button = if initial.id.is_some() {
+        "Save provider"
+    } else {
+        "Add provider"
+    };
+    let text = move |pick: fn(&ProviderForm) -> String| Signal::derive(move || form.with(pick));
+    let invalid = move |field: &'static str| {
+        move || errors.with(|errors| errors.iter().any(|e| e.field == field))
+    };
+    let kind = text(|form| form.kind.clone());
+    let family = text(|form| form.family.clone());
+    let cannot_save =
+        move || hydrated.get() && (client_errors.with(|e| !e.is_empty()) || save.pending().get());
+
+    let text_field = move |field: &'static str,
+                           label: &'static str,
+                           hint: &'static str,
+                           set: fn(&mut ProviderForm, String)| {
+        let value = Signal::derive(move || {
+            form.with(|form| match field {
+                "name" => form.name.clone(),
+                "base_url" => form.base_url.clone(),
+                _ => form.api_key_env.clone(),
+            })
+        });
+        let input = id_of(field);
+        let describedby = move || {
+            let mut ids = vec![format!("{input}-hint")];
+            if invalid(field)() {
+                ids.push(message_id(field));
+            }
+            ids.join(" ")
+        };
+        let input_for_label = id_of(field);
+        let input_for_hint = format!("{}-hint", id_of(field));
+        view! {
+            <div class="field">
+                <label for=input_for_label>{label}</label>
+                <input
+                    type="text"
+                    id=id_of(field)
+                    name=field
+                    autocomplete="off"
+                    spellcheck="false"
+                    value=move || value.get()
+                    prop:value=move || value.get()
+                    aria-invalid=move || invalid(field)().then_some("true")
+                    aria-describedby=describedby
+                    on:input=move |ev| form.update(|form| set(form, event_target_value(&ev)))
+                />
+                <p class="hint" id=input_for_hint>{hint}</p>
+                <FieldMessage path=field />
+            </div>
+        }
+    };
+
+    view! {
+        <form
+            class="provider-form"
+            method="post"
+            action=action
+            novalidate
+            on:submit=move |ev| {
+                ev.prevent_default();
+                if client_errors.with_untracked(Vec::is_empty) {
+                    let (id, body) = form.with_untracked(|form| (form.id.clone(), form.to_json().to_string()));
+                    save.dispatch((id, body));
+                }
+            }
+        >
+            <input type="hidden" name="id" value=initial.id.clone().unwrap_or_default() />
+            <input type="hidden" name="revision" value=move || form.with(|f| f.revision.map(|r| r.to_string()).unwrap_or_default()) />
+            {text_field("name", "Name", "How profiles will show it.", |form, value| form.name = value)}
+            <div class="field">
+                <label for=id_of("kind")>"Kind"</label>
+                <select
+                    id=id_of("kind")
+                    name="kind"
+                    prop:value=move || kind.get()
+                    on:change=move |ev| form.update(|form| form.kind = event_target_value(&ev))
+                >
+                    {ProviderKind::ALL
+                        .iter()
+                        .map(|option| {
+                            let value = option.as_str();
+                            view! { <option value=value selected=move || kind.get() == value>{kind_label(*option)}</option> }
+                        })
+                        .collect_view()}
+                </select>
+                <FieldMessage path="kind" />
+            </div>
+            <div class="field">
+                <label for=id_of("family")>"Error family"</label>
+                <select
+                    id=id_of("family")
+                    name="family"
+                    prop:value=move || family.get()
+                    on:change=move |ev| form.update(|form| form.family = event_target_value(&ev))
+                >
+                    <option value="" selected=move || family.get().is_empty()>"The kind's own"</option>
+                    {ProviderFamily::ALL
+                        .iter()
+                        .map(|option| {
+                            let value = option.as_str();
+                            view! { <option value=value selected=move || family.get() == value>{value}</option> }
+                        })
+                        .collect_view()}
+                </select>
+                <FieldMessage path="family" />
+            </div>
+            {text_field("base_url", "Base URL", "For example https://api.anthropic.com; not needed for a simulated provider.", |form, value| form.base_url = value)}
+            {text_field(
+                "api_key_env",
+                "Key variable",
+                "The NAME of the environment variable that holds the key on the server, such as ANTHROPIC_API_KEY. The key itself is never entered here.",
+                |form, value| form.api_key_env = value,
+            )}
+            <Show when=move || notice.with(Option::is_some)>
+                <p class="notice" role="alert">{move || notice.get()}</p>
+            </Show>
+            <button type="submit" class="primary" disabled=cannot_save>{button}</button>
+        </form>
+    }
+    .into_any()
+}
+
+fn kind_label(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Anthropic => "Anthropic (Messages API)",
+        ProviderKind::Openai => "OpenAI (Chat Completions)",
+        ProviderKind::OpenaiCompatible => "OpenAI-compatible server",
+        ProviderKind::Simulated => "Simulated (demos and tests)",
+    }
+}

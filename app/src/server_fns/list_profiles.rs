@@ -1,0 +1,18 @@
+use leptos::prelude::*;
+
+use crate::model::{ApiError, ProfileView, ProviderView};
+
+/// Every profile and every provider (to name each candidate's provider).
+#[server(prefix = "/fn")]
+pub async fn list_profiles() -> Result<(Vec<ProfileView>, Vec<ProviderView>), ApiError> {
+    crate::backend::with_status(
+        async move {
+            let backend = crate::backend::backend()?;
+            Ok((
+                backend.list_profiles().await?,
+                backend.list_providers().await?,
+            ))
+        }
+        .await,
+    )
+}

@@ -1,0 +1,27 @@
+use leptos::prelude::*;
+
+use crate::editor::EditorData;
+use crate::model::ApiError;
+
+/// The editor's starting point: the stored profile (or a new draft) and the
+/// providers to choose from.
+#[server(prefix = "/fn")]
+pub async fn load_profile_editor(id: Option<String>) -> Result<EditorData, ApiError> {
+    crate::backend::with_status(
+        async move {
+            let backend = crate::backend::backend()?;
+            let providers = backend.list_providers().await?;
+            let form = match id {
+                Some(id) => crate::editor::ProfileForm::from_view(&backend.get_profile(&id).await?),
+                None => crate::editor::ProfileForm::new_draft(&providers),
+            };
+            Ok(EditorData {
+                form,
+                providers,
+                errors: Vec::new(),
+                notice: None,
+            })
+        }
+        .await,
+    )
+}
