@@ -22,6 +22,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the web app and the HTTP API.
     Serve(ServeArgs),
+    /// Classify provider errors: evidence JSON lines on stdin, one
+    /// classification JSON line each on stdout, in order.
+    Classify,
     /// Work with policy documents.
     #[command(subcommand)]
     Policy(PolicyCommand),

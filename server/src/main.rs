@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use server::cli::{Cli, Command, PolicyCommand};
+use server::clock::{Clock, SystemClock};
 use server::commands::policy_check;
 
 #[tokio::main]
@@ -15,6 +16,24 @@ async fn main() -> anyhow::Result<ExitCode> {
             server::telemetry::init();
             server::serve::run(args.into_config()).await?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Classify => {
+            let stdin = std::io::stdin();
+            let stdout = std::io::stdout();
+            let clock = SystemClock;
+            let result = catalogue::classify_lines(
+                stdin.lock(),
+                // Line-buffered: each answer appears as soon as its line is read.
+                stdout.lock(),
+                || clock.now_ms(),
+            );
+            match result {
+                Ok(_) => Ok(ExitCode::SUCCESS),
+                Err(error) => {
+                    eprintln!("switchback classify: {error}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
         }
         Command::Policy(PolicyCommand::Check { file }) => {
             let outcome = policy_check::check_file(&file);

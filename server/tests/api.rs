@@ -598,6 +598,7 @@ async fn openapi_document_lists_every_route() {
             "GET /api/profiles/{id}",
             "GET /api/providers",
             "GET /api/providers/{id}",
+            "POST /api/classify",
             "POST /api/profiles",
             "POST /api/providers",
             "PUT /api/profiles/{id}",
@@ -626,4 +627,50 @@ async fn openapi_document_lists_every_route() {
     ] {
         assert!(schemas.contains_key(name), "schema {name}");
     }
+}
+
+#[tokio::test]
+async fn classify_answers_evidence_and_refuses_what_is_not() {
+    let api = Api::new().await;
+    let (status, body) = api
+        .call(Method::POST, "/api/classify", Some(json!({
+            "provider": "anthropic", "status": 429,
+            "headers": {"Retry-After": "20"},
+            "body": "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Number of requests has exceeded your rate limit\"}}",
+            "observed_at": "2026-11-30T02:00:00Z",
+        })))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (body["code"].as_str(), body["class"].as_str()),
+        (Some("rate_limited"), Some("transient"))
+    );
+    assert_eq!(body["retry_after_ms"], 20_000);
+    assert_eq!(body["reset_at"], "2026-11-30T02:00:20Z");
+    assert_eq!(body["catalogue"], "2026.12.0");
+
+    let (status, body) = api
+        .call(Method::POST, "/api/classify", Some(json!({"status": 500})))
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("provider", "required")])
+        )
+    );
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/classify",
+            Some(json!({"provider": "openai", "status": 7})),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("status", "range")])
+        )
+    );
 }

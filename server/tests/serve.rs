@@ -207,3 +207,38 @@ fn providers_and_profiles_through_a_running_server() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn classify_reads_lines_and_answers_each_in_order() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .arg("classify")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = concat!(
+        r#"{"provider": "claude_code", "output": "Claude AI usage limit reached|1796022000", "observed_at": "2026-11-30T02:00:00Z"}"#,
+        "\n",
+        "not json\n",
+        r#"{"provider": "openai", "transport": "connection_reset"}"#,
+        "\n",
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["code"], "usage_limited");
+    assert_eq!(lines[0]["reset_at"], "2026-11-30T07:00:00Z");
+    assert!(lines[1]["error"].is_string());
+    assert_eq!(lines[2]["code"], "network");
+}

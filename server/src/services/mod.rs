@@ -2,6 +2,7 @@
 //! crate, then one store call. Handlers and server functions are shells over
 //! these.
 
+mod classify;
 mod profiles;
 mod providers;
 

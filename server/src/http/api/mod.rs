@@ -2,6 +2,7 @@
 //! same route table generates (`/api/openapi.json`).
 
 mod body;
+mod classify;
 mod profiles;
 mod providers;
 
@@ -28,7 +29,8 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
     ),
     tags(
         (name = "providers", description = "Connections to model providers (never their keys)"),
-        (name = "profiles", description = "Dynamic profiles: ordered candidates with their recovery policies")
+        (name = "profiles", description = "Dynamic profiles: ordered candidates with their recovery policies"),
+        (name = "catalogue", description = "Deterministic classification of provider errors")
     )
 )]
 struct ApiDoc;
@@ -51,6 +53,7 @@ pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             profiles::update_profile,
             profiles::delete_profile
         ))
+        .routes(routes!(classify::classify))
         .split_for_parts();
     let document = Arc::new(openapi.clone());
     let router = router
