@@ -4,11 +4,28 @@
 use leptos::prelude::*;
 use policy::FieldError;
 
-/// The errors of the enclosing form, addressed by field path.
+/// The errors of the enclosing form, addressed by field path, and the prefix
+/// that keeps its element ids unique when a page holds several forms.
 #[derive(Clone, Copy)]
-pub struct FieldErrors(pub Memo<Vec<FieldError>>);
+pub struct FieldErrors {
+    errors: Memo<Vec<FieldError>>,
+    id_prefix: StoredValue<String>,
+}
 
 impl FieldErrors {
+    /// The errors of a form whose element ids start with `id_prefix`.
+    pub fn new(errors: Memo<Vec<FieldError>>, id_prefix: impl Into<String>) -> Self {
+        Self {
+            errors,
+            id_prefix: StoredValue::new(id_prefix.into()),
+        }
+    }
+
+    /// The DOM id of the message for `path` in this form.
+    pub fn message_id(&self, path: &str) -> String {
+        format!("{}{}", self.id_prefix.get_value(), message_id(path))
+    }
+
     /// The enclosing form's errors.
     pub fn get() -> Self {
         expect_context::<Self>()
@@ -16,7 +33,7 @@ impl FieldErrors {
 
     /// The first error message for `path`, if any.
     pub fn message_for(&self, path: &str) -> Option<String> {
-        self.0.with(|errors| {
+        self.errors.with(|errors| {
             errors
                 .iter()
                 .find(|error| error.field == path)
@@ -42,7 +59,7 @@ pub fn FieldMessage(#[prop(into)] path: Signal<String>) -> impl IntoView {
     let message = move || errors.message_for(&path.get());
     view! {
         <Show when=move || message().is_some()>
-            <p class="field-error" id=move || message_id(&path.get())>
+            <p class="field-error" id=move || errors.message_id(&path.get())>
                 {message}
             </p>
         </Show>
@@ -76,7 +93,7 @@ pub fn NumberField(
                 value=move || value.get()
                 prop:value=move || value.get()
                 aria-invalid=move || invalid().then_some("true")
-                aria-describedby=move || invalid().then(|| message_id(&path.get()))
+                aria-describedby=move || invalid().then(|| errors.message_id(&path.get()))
                 on:input=move |ev| on_input.run(event_target_value(&ev))
             />
             <FieldMessage path=path />

@@ -25,6 +25,6 @@ impl EditorContext {
 
     /// The first error message for `path`, if any.
     pub fn error_for(&self, path: &str) -> Option<String> {
-        FieldErrors(self.errors).message_for(path)
+        FieldErrors::new(self.errors, "").message_for(path)
     }
 }

@@ -73,7 +73,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
         providers: StoredValue::new(providers),
     };
     provide_context(context);
-    provide_context(FieldErrors(errors));
+    provide_context(FieldErrors::new(errors, ""));
 
     let dirty = Memo::new(move |_| saved.with(|saved| saved.as_ref() != Some(&form.get())));
     let hydrated = RwSignal::new(false);

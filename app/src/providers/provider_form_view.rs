@@ -2,7 +2,7 @@ use leptos::prelude::*;
 use policy::{FieldError, ProviderFamily, ProviderKind};
 
 use super::form::ProviderForm;
-use crate::components::{input_id, message_id, FieldErrors, FieldMessage};
+use crate::components::{input_id, FieldErrors, FieldMessage};
 use crate::model::{ApiError, ProviderView};
 use crate::server_fns::save_provider;
 
@@ -47,7 +47,6 @@ pub fn ProviderFormView(
         });
         errors
     });
-    provide_context(FieldErrors(errors));
     let notice = RwSignal::new(first_notice);
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
@@ -76,8 +75,13 @@ pub fn ProviderFormView(
         }
     });
 
-    let prefix = StoredValue::new(initial.id.clone().unwrap_or_else(|| "new".to_owned()));
-    let id_of = move |field: &str| format!("{}-{}", prefix.get_value(), input_id(field));
+    let prefix = StoredValue::new(format!(
+        "{}-",
+        initial.id.clone().unwrap_or_else(|| "new".to_owned())
+    ));
+    let id_of = move |field: &str| format!("{}{}", prefix.get_value(), input_id(field));
+    let field_errors = FieldErrors::new(errors, prefix.get_value());
+    provide_context(field_errors);
     let action = match &initial.id {
         Some(id) => format!("/providers/{id}"),
         None => "/providers".to_owned(),
@@ -111,7 +115,7 @@ pub fn ProviderFormView(
         let describedby = move || {
             let mut ids = vec![format!("{input}-hint")];
             if invalid(field)() {
-                ids.push(message_id(field));
+                ids.push(field_errors.message_id(field));
             }
             ids.join(" ")
         };
