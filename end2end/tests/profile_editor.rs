@@ -44,6 +44,7 @@ fn schedule(section: &Locator) -> Locator {
 async fn create_tune_reorder_save_and_reload_on_a_desktop() -> anyhow::Result<()> {
     let server = TestServer::start()?;
     provider(&server, "Simulated")?;
+    let backup_id = provider(&server, "Backup")?;
     let browser = Browser::launch().await?;
     let page = browser.page(Device::Desktop, true).await?;
 
@@ -140,6 +141,10 @@ async fn create_tune_reorder_save_and_reload_on_a_desktop() -> anyhow::Result<()
 
     let second = candidate(&page, "Candidate 2: model-beta");
     second
+        .get_by_role(AriaRole::Combobox, named("Provider"))
+        .select_option(backup_id.as_str(), None)
+        .await?;
+    second
         .get_by_role(AriaRole::Checkbox, named("Enabled"))
         .uncheck(None)
         .await?;
@@ -151,6 +156,22 @@ async fn create_tune_reorder_save_and_reload_on_a_desktop() -> anyhow::Result<()
     // With the only other candidate disabled, a skip has nowhere to go.
     expect(schedule(&transient))
         .to_contain_text("then stops, as no candidate follows.")
+        .await?;
+    // Reorder by keyboard: down and back up, then up for good.
+    first
+        .get_by_role(AriaRole::Button, named("Move down"))
+        .focus()
+        .await?;
+    page.keyboard().press("Enter", None).await?;
+    expect(candidate(&page, "Candidate 1: model-beta"))
+        .to_be_visible()
+        .await?;
+    candidate(&page, "Candidate 2: model-alpha")
+        .get_by_role(AriaRole::Button, named("Move up"))
+        .click(None)
+        .await?;
+    expect(candidate(&page, "Candidate 1: model-alpha"))
+        .to_be_visible()
         .await?;
     second
         .get_by_role(AriaRole::Button, named("Move up"))
@@ -178,6 +199,9 @@ async fn create_tune_reorder_save_and_reload_on_a_desktop() -> anyhow::Result<()
     expect(beta.get_by_role(AriaRole::Checkbox, named("Enabled")))
         .not()
         .to_be_checked()
+        .await?;
+    expect(beta.get_by_role(AriaRole::Combobox, named("Provider")))
+        .to_have_value(&backup_id)
         .await?;
     expect(number(&beta, "Max tokens"))
         .to_have_value("2000")
@@ -223,6 +247,7 @@ async fn create_tune_reorder_save_and_reload_on_a_desktop() -> anyhow::Result<()
         stored["candidates"][0]["escalation"],
         json!({"max_escalations": 2, "ceiling_tokens": 64000})
     );
+    assert_eq!(stored["candidates"][0]["provider_id"], backup_id.as_str());
     Ok(())
 }
 
