@@ -42,6 +42,29 @@ impl FieldErrors {
     }
 }
 
+/// A form's errors: its own validation's, plus the server's last refusal
+/// while the form still holds the values the server refused.
+pub fn with_server_errors<F: PartialEq + Send + Sync + 'static>(
+    form: RwSignal<F>,
+    client_errors: Memo<Vec<FieldError>>,
+    server_errors: RwSignal<(F, Vec<FieldError>)>,
+) -> Memo<Vec<FieldError>> {
+    Memo::new(move |_| {
+        let mut errors = client_errors.get();
+        server_errors.with(|(given, server)| {
+            if form.with(|form| form == given) {
+                let extra: Vec<FieldError> = server
+                    .iter()
+                    .filter(|error| !errors.contains(error))
+                    .cloned()
+                    .collect();
+                errors.extend(extra);
+            }
+        });
+        errors
+    })
+}
+
 /// The DOM id of the input for `path`.
 pub fn input_id(path: &str) -> String {
     format!("f-{path}")

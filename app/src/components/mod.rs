@@ -6,4 +6,6 @@ mod field;
 
 pub use backoff_preview::BackoffPreview;
 pub use error_notice::ErrorNotice;
-pub use field::{input_id, message_id, CheckField, FieldErrors, FieldMessage, NumberField};
+pub use field::{
+    input_id, message_id, with_server_errors, CheckField, FieldErrors, FieldMessage, NumberField,
+};

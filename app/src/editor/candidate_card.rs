@@ -3,6 +3,7 @@ use policy::{Class, CEILING_TOKENS_BOUNDS, MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BO
 
 use super::context::EditorContext;
 use super::form::{candidate_path, CandidateForm, EditOp};
+use super::op_button::OpButton;
 use super::section_fields::SectionFields;
 use crate::components::{input_id, message_id, CheckField, FieldMessage, NumberField};
 
@@ -69,14 +70,6 @@ pub fn CandidateCard(key: u32) -> impl IntoView {
     let model_path = path("model");
     let model_invalid = move || context.error_for(&model_path.get()).is_some();
     let set_model = write(|candidate, value| candidate.model = value);
-
-    // Structural edits: plain submit buttons before hydration, in place after.
-    let edit = move |op: EditOp| {
-        form.update(|form| form.apply(&op, &[]));
-    };
-    let at_top = move || position.get() == 0;
-    let at_bottom = move || position.get() + 1 >= count.get();
-    let alone = move || count.get() <= 1;
 
     view! {
         <fieldset class="candidate card" aria-labelledby=group_label>
@@ -152,49 +145,22 @@ pub fn CandidateCard(key: u32) -> impl IntoView {
                 "A truncated answer is sent again with twice the tokens, up to the escalations and ceiling above."
             </p>
             <div class="candidate-actions">
-                <button
-                    type="submit"
-                    name="op"
-                    value=move || format!("up:{}", position.get())
-                    aria-disabled=move || at_top().then_some("true")
-                    on:click=move |ev| {
-                        ev.prevent_default();
-                        if !at_top() {
-                            edit(EditOp::MoveUp(position.get_untracked()));
-                        }
-                    }
-                >
-                    "Move up"
-                </button>
-                <button
-                    type="submit"
-                    name="op"
-                    value=move || format!("down:{}", position.get())
-                    aria-disabled=move || at_bottom().then_some("true")
-                    on:click=move |ev| {
-                        ev.prevent_default();
-                        if !at_bottom() {
-                            edit(EditOp::MoveDown(position.get_untracked()));
-                        }
-                    }
-                >
-                    "Move down"
-                </button>
-                <button
-                    type="submit"
-                    name="op"
+                <OpButton
+                    label="Move up"
+                    op=Signal::derive(move || EditOp::MoveUp(position.get()))
+                    unavailable=Signal::derive(move || position.get() == 0)
+                />
+                <OpButton
+                    label="Move down"
+                    op=Signal::derive(move || EditOp::MoveDown(position.get()))
+                    unavailable=Signal::derive(move || position.get() + 1 >= count.get())
+                />
+                <OpButton
+                    label="Remove"
                     class="danger"
-                    value=move || format!("remove:{}", position.get())
-                    aria-disabled=move || alone().then_some("true")
-                    on:click=move |ev| {
-                        ev.prevent_default();
-                        if !alone() {
-                            edit(EditOp::Remove(position.get_untracked()));
-                        }
-                    }
-                >
-                    "Remove"
-                </button>
+                    op=Signal::derive(move || EditOp::Remove(position.get()))
+                    unavailable=Signal::derive(move || count.get() <= 1)
+                />
             </div>
             <div class="sections">
                 <SectionFields key=key class=Class::Transient />

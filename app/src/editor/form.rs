@@ -382,6 +382,16 @@ pub enum EditOp {
 }
 
 impl EditOp {
+    /// The value of this edit's plain-form button: the inverse of [`EditOp::parse`].
+    pub fn to_value(&self) -> String {
+        match self {
+            Self::Add => "add".to_owned(),
+            Self::MoveUp(position) => format!("up:{position}"),
+            Self::MoveDown(position) => format!("down:{position}"),
+            Self::Remove(position) => format!("remove:{position}"),
+        }
+    }
+
     /// The value of a plain form's `op` button: `add`, `up:1`, `down:0`, `remove:2`.
     pub fn parse(text: &str) -> Option<Self> {
         let (name, position) = match text.split_once(':') {
@@ -672,6 +682,14 @@ mod tests {
         assert_eq!(EditOp::parse("remove:1"), Some(EditOp::Remove(1)));
         assert_eq!(EditOp::parse("remove:x"), None);
         assert_eq!(EditOp::parse("save"), None);
+        for op in [
+            EditOp::Add,
+            EditOp::MoveUp(3),
+            EditOp::MoveDown(0),
+            EditOp::Remove(9),
+        ] {
+            assert_eq!(EditOp::parse(&op.to_value()), Some(op));
+        }
     }
 
     #[test]

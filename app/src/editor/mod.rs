@@ -4,6 +4,7 @@
 mod candidate_card;
 mod context;
 mod form;
+mod op_button;
 mod profile_editor;
 mod schedule_view;
 mod section_fields;

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::candidate_card::CandidateCard;
 use super::context::EditorContext;
 use super::form::{EditOp, ProfileForm};
+use super::op_button::OpButton;
 use super::unsaved_guard::guard_unsaved_changes;
-use crate::components::{input_id, message_id, FieldErrors, FieldMessage};
+use crate::components::{input_id, message_id, with_server_errors, FieldErrors, FieldMessage};
 use crate::model::{ApiError, ProviderView};
 use crate::server_fns::save_profile;
 
@@ -53,20 +54,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
     let server_errors = RwSignal::new((initial, refused));
     let notice = RwSignal::new(first_notice);
     let client_errors = Memo::new(move |_| form.with(ProfileForm::validate));
-    let errors = Memo::new(move |_| {
-        let mut errors = client_errors.get();
-        server_errors.with(|(given, server)| {
-            if form.with(|form| form == given) {
-                let extra: Vec<FieldError> = server
-                    .iter()
-                    .filter(|error| !errors.contains(error))
-                    .cloned()
-                    .collect();
-                errors.extend(extra);
-            }
-        });
-        errors
-    });
+    let errors = with_server_errors(form, client_errors, server_errors);
     let context = EditorContext {
         form,
         errors,
@@ -218,18 +206,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
                     <CandidateCard key=key />
                 </For>
             </div>
-            <button
-                type="submit"
-                name="op"
-                value="add"
-                class="add-candidate"
-                on:click=move |ev| {
-                    ev.prevent_default();
-                    form.update(|form| form.apply(&EditOp::Add, &context.providers.get_value()));
-                }
-            >
-                "Add candidate"
-            </button>
+            <OpButton label="Add candidate" class="add-candidate" op=EditOp::Add unavailable=false />
         </form>
     }
     .into_any()

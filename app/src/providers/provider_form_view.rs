@@ -2,7 +2,7 @@ use leptos::prelude::*;
 use policy::{FieldError, ProviderFamily, ProviderKind};
 
 use super::form::ProviderForm;
-use crate::components::{input_id, FieldErrors, FieldMessage};
+use crate::components::{input_id, with_server_errors, FieldErrors, FieldMessage};
 use crate::model::{ApiError, ProviderView};
 use crate::server_fns::save_provider;
 
@@ -33,20 +33,7 @@ pub fn ProviderFormView(
     let allowed = StoredValue::new(allowed_key_envs);
     let client_errors =
         Memo::new(move |_| form.with(|form| allowed.with_value(|allowed| form.validate(allowed))));
-    let errors = Memo::new(move |_| {
-        let mut errors = client_errors.get();
-        server_errors.with(|(given, server)| {
-            if form.with(|form| form == given) {
-                let extra: Vec<FieldError> = server
-                    .iter()
-                    .filter(|error| !errors.contains(error))
-                    .cloned()
-                    .collect();
-                errors.extend(extra);
-            }
-        });
-        errors
-    });
+    let errors = with_server_errors(form, client_errors, server_errors);
     let notice = RwSignal::new(first_notice);
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
