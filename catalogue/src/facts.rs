@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use crate::family::Family;
+use crate::few::Few;
 use crate::wire::{parse_body, ErrorField, WireBody, WireError};
 
 /// The facts of one piece of evidence, borrowed from it where possible.
@@ -19,12 +20,12 @@ pub(crate) struct Facts<'a> {
     pub status: Option<u16>,
     /// Error types: Anthropic/OpenAI `error.type`, Gemini `error.status`, Bedrock
     /// exception names, vLLM `type`.
-    pub types: Vec<Cow<'a, str>>,
+    pub types: Few<Cow<'a, str>>,
     /// Error codes: OpenAI `error.code`, Gemini `ErrorInfo.reason`, Anthropic
     /// `details.error_code`, Azure `innererror.code`, Gemini `blockReason`.
-    pub codes: Vec<Cow<'a, str>>,
+    pub codes: Few<Cow<'a, str>>,
     /// The provider's messages, the primary one first.
-    pub messages: Vec<Cow<'a, str>>,
+    pub messages: Few<Cow<'a, str>>,
     /// CLI output, as text.
     pub output: Option<&'a str>,
     /// Gemini `QuotaFailure` quota ids and metrics, lowercased, space-separated.
@@ -57,6 +58,7 @@ const MAX_NESTING: u8 = 2;
 
 impl<'a> Facts<'a> {
     /// The facts of a response (status, body) and CLI output.
+    #[cfg(test)]
     pub fn gather(
         status: Option<u16>,
         aws_error_type: Option<&'a str>,
@@ -64,26 +66,38 @@ impl<'a> Facts<'a> {
         output: Option<&'a str>,
     ) -> Self {
         let mut facts = Facts::default();
+        facts.read_evidence(status, aws_error_type, body, output);
+        facts
+    }
+
+    /// Reads the facts of a response (status, body) and CLI output into these (empty)
+    /// facts: filled in place, the large struct is not moved out of a call.
+    pub fn read_evidence(
+        &mut self,
+        status: Option<u16>,
+        aws_error_type: Option<&'a str>,
+        body: Option<&'a str>,
+        output: Option<&'a str>,
+    ) {
         // Bedrock: `x-amzn-ErrorType: ThrottlingException:http://internal.amazon.com/...`.
         if let Some(header) = aws_error_type {
             let name = header.split(':').next().unwrap_or(header).trim();
             if !name.is_empty() {
-                facts.types.push(Cow::Borrowed(name));
+                self.types.push(Cow::Borrowed(name));
             }
         }
         let mut quoted_status = None;
         if let Some(body) = body {
-            facts.read_body(body, &mut quoted_status, 0);
+            self.read_body(body, &mut quoted_status, 0);
         }
         if let Some(output) = output {
-            facts.output = Some(output);
-            facts.read_output(output, &mut quoted_status);
+            self.output = Some(output);
+            self.read_output(output, &mut quoted_status);
         }
-        facts.status = match status {
+        self.status = match status {
             Some(200) | None => quoted_status.or(status),
             some => some,
         };
-        facts
     }
 
     /// Every text the catalogue may search: messages, then output.
@@ -104,10 +118,11 @@ impl<'a> Facts<'a> {
             return;
         }
         let payload = sse_error_data(trimmed).unwrap_or(trimmed);
-        match parse_body(payload) {
-            Some(wire) if wire.holds_error() => self.read_wire(wire, quoted_status, depth),
-            Some(_) => {}
-            None => self.messages.push(Cow::Borrowed(payload)),
+        let mut wire = WireBody::default();
+        if !parse_body(payload, &mut wire) {
+            self.messages.push(Cow::Borrowed(payload));
+        } else if wire.holds_error() {
+            self.read_wire(&mut wire, quoted_status, depth);
         }
     }
 
@@ -125,71 +140,80 @@ impl<'a> Facts<'a> {
                 break;
             };
             let start = searched_from + offset;
-            if let Some(wire) = parse_body(&output[start..]) {
-                if wire.holds_error() {
-                    let mut nested_status = None;
-                    self.read_wire(wire, &mut nested_status, 0);
-                    if quoted_status.is_none() {
-                        *quoted_status = nested_status;
-                    }
-                    break;
+            let mut wire = WireBody::default();
+            if parse_body(&output[start..], &mut wire) && wire.holds_error() {
+                let mut nested_status = None;
+                self.read_wire(&mut wire, &mut nested_status, 0);
+                if quoted_status.is_none() {
+                    *quoted_status = nested_status;
                 }
+                break;
             }
             searched_from = start + 1;
         }
     }
 
-    fn read_wire(&mut self, wire: WireBody<'a>, quoted_status: &mut Option<u16>, depth: u8) {
-        if let Some(kind) = wire.kind.0 {
+    /// Takes in a body's fields (taken out of `wire`, which is left empty).
+    fn read_wire(&mut self, wire: &mut WireBody<'a>, quoted_status: &mut Option<u16>, depth: u8) {
+        if let Some(kind) = wire.kind.0.take() {
             // `error`, `response.failed` and other event names are not error types.
             if kind != "error" && !kind.contains('.') {
                 self.types.push(kind);
             }
         }
-        if let Some(aws_type) = wire.aws_type.0 {
+        if let Some(aws_type) = wire.aws_type.0.take() {
             let name = match aws_type {
                 Cow::Borrowed(text) => Cow::Borrowed(after_last(text, '#')),
                 Cow::Owned(text) => Cow::Owned(after_last(&text, '#').to_owned()),
             };
             self.types.push(name);
         }
-        if let Some(name) = wire.name.0 {
+        if let Some(name) = wire.name.0.take() {
             self.types.push(name);
         }
-        self.read_code(wire.code.0, quoted_status);
-        if let Some(message) = wire.message.0 {
+        self.read_code(wire.code.0.take(), quoted_status);
+        if let Some(message) = wire.message.0.take() {
             self.messages.push(message);
         }
-        if let Some(detail) = wire.detail.0 {
+        if let Some(detail) = wire.detail.0.take() {
             self.messages.push(detail);
         }
-        if let Some(resets_at) = wire.resets_at.0 {
+        if let Some(resets_at) = wire.resets_at.0.take() {
             self.resets_at = Some(resets_at);
         }
-        if let Some(resets_in_seconds) = wire.resets_in_seconds.0 {
+        if let Some(resets_in_seconds) = wire.resets_in_seconds.0.take() {
             self.resets_in_seconds = Some(resets_in_seconds);
         }
-        if let Some(feedback) = wire.prompt_feedback {
+        if let Some(feedback) = wire.prompt_feedback.take() {
             if let Some(reason) = feedback.block_reason.0 {
                 self.codes.push(reason);
             }
         }
-        self.read_error_field(wire.error, None, quoted_status, depth);
-        if let Some(response) = wire.response {
+        self.read_error_field(std::mem::take(&mut wire.error), None, quoted_status, depth);
+        if let Some(response) = wire.response.take() {
             self.read_error_field(response.error, None, quoted_status, depth);
         }
         for (field, name) in [
-            (wire.throttling_exception, "ThrottlingException"),
             (
-                wire.service_unavailable_exception,
+                std::mem::take(&mut wire.throttling_exception),
+                "ThrottlingException",
+            ),
+            (
+                std::mem::take(&mut wire.service_unavailable_exception),
                 "ServiceUnavailableException",
             ),
             (
-                wire.model_stream_error_exception,
+                std::mem::take(&mut wire.model_stream_error_exception),
                 "ModelStreamErrorException",
             ),
-            (wire.validation_exception, "ValidationException"),
-            (wire.internal_server_exception, "InternalServerException"),
+            (
+                std::mem::take(&mut wire.validation_exception),
+                "ValidationException",
+            ),
+            (
+                std::mem::take(&mut wire.internal_server_exception),
+                "InternalServerException",
+            ),
         ] {
             self.read_error_field(field, Some(name), quoted_status, depth);
         }
@@ -210,21 +234,27 @@ impl<'a> Facts<'a> {
                 }
                 self.read_message(message, quoted_status, depth);
             }
-            ErrorField::Object(error) => {
+            ErrorField::Object(mut error) => {
                 if let Some(name) = exception_name {
                     self.types.push(Cow::Borrowed(name));
                 }
-                self.read_error(*error, quoted_status, depth);
+                self.read_error(&mut error, quoted_status, depth);
             }
         }
     }
 
-    fn read_error(&mut self, error: WireError<'a>, quoted_status: &mut Option<u16>, depth: u8) {
-        if let Some(kind) = error.kind.0 {
+    /// Takes in an `error` object's fields (taken out of `error`).
+    fn read_error(
+        &mut self,
+        error: &mut WireError<'a>,
+        quoted_status: &mut Option<u16>,
+        depth: u8,
+    ) {
+        if let Some(kind) = error.kind.0.take() {
             self.types.push(kind);
         }
-        self.read_code(error.code.0, quoted_status);
-        if let Some(status) = error.status.0 {
+        self.read_code(error.code.0.take(), quoted_status);
+        if let Some(status) = error.status.0.take() {
             match http_status(&status) {
                 Some(number) => {
                     quoted_status.get_or_insert(number);
@@ -232,7 +262,7 @@ impl<'a> Facts<'a> {
                 None => self.types.push(status),
             }
         }
-        for detail in error.details.0 {
+        for detail in std::mem::take(&mut error.details.0) {
             if let Some(delay) = detail.retry_delay.0 {
                 self.retry_delay = Some(delay);
             }
@@ -252,21 +282,21 @@ impl<'a> Facts<'a> {
                 self.codes.push(code);
             }
         }
-        if let Some(inner) = error.innererror {
+        if let Some(inner) = error.innererror.take() {
             if let Some(code) = inner.code.0 {
                 self.codes.push(code);
             }
         }
-        if let Some(resets_at) = error.resets_at.0 {
+        if let Some(resets_at) = error.resets_at.0.take() {
             self.resets_at = Some(resets_at);
         }
-        if let Some(resets_in_seconds) = error.resets_in_seconds.0 {
+        if let Some(resets_in_seconds) = error.resets_in_seconds.0.take() {
             self.resets_in_seconds = Some(resets_in_seconds);
         }
-        if let Some(message) = error.message.0 {
+        if let Some(message) = error.message.0.take() {
             self.read_message(message, quoted_status, depth);
         }
-        if let Some(metadata) = error.metadata {
+        if let Some(metadata) = error.metadata.take() {
             let provider_name = metadata.provider_name.0.map(Cow::into_owned);
             if let Some(raw) = metadata.raw.0 {
                 self.read_upstream(raw, provider_name);
@@ -299,7 +329,9 @@ impl<'a> Facts<'a> {
         nested.read_body(&raw, &mut nested_status, 1);
         if nested.types.is_empty() && nested.codes.is_empty() {
             // Plain text: it is the provider's message, and says more than OpenRouter's.
-            self.messages.insert(0, raw);
+            let mut front = Few::default();
+            front.push(raw);
+            self.messages.prepend(front);
             return;
         }
         nested.status = nested_status;
@@ -334,9 +366,9 @@ impl<'a> Facts<'a> {
             upstream,
             ..
         } = nested;
-        self.types.splice(0..0, types);
-        self.codes.splice(0..0, codes);
-        self.messages.splice(0..0, messages);
+        self.types.prepend(types);
+        self.codes.prepend(codes);
+        self.messages.prepend(messages);
         self.quota.push_str(&quota);
         self.retry_delay = retry_delay.or(self.retry_delay.take());
         self.resets_in_seconds = resets_in_seconds.or(self.resets_in_seconds.take());
@@ -352,9 +384,9 @@ impl<'a> Facts<'a> {
         }
         Facts {
             status: self.status,
-            types: self.types.into_iter().map(own).collect(),
-            codes: self.codes.into_iter().map(own).collect(),
-            messages: self.messages.into_iter().map(own).collect(),
+            types: self.types.map(own),
+            codes: self.codes.map(own),
+            messages: self.messages.map(own),
             output: None,
             quota: self.quota,
             retry_delay: self.retry_delay.map(own),
@@ -384,7 +416,13 @@ fn after_last(text: &str, separator: char) -> &str {
 /// The data of an SSE stream's error event (`event: error` or `response.failed`), or of
 /// its last `data:` line that holds an error.
 fn sse_error_data(text: &str) -> Option<&str> {
-    if !(text.starts_with("event:") || text.starts_with("data:") || text.contains("\ndata:")) {
+    // One searcher built once: most bodies are plain JSON and pass this test quickly.
+    static DATA_LINE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("\ndata:"));
+    let stream = text.starts_with("event:")
+        || text.starts_with("data:")
+        || DATA_LINE.find(text.as_bytes()).is_some();
+    if !stream {
         return None;
     }
     let mut in_error_event = false;
@@ -419,30 +457,40 @@ fn html_title(html: &str) -> Option<String> {
 
 /// The HTTP status a CLI quotes: `API Error: 529`, `got status: 429`, `Error: 400 {`,
 /// `last status: 429`, `unexpected status 401`, `Error code: 429`.
+///
+/// The first place (in text order) where one of the markers, in any ASCII case, is
+/// directly followed by a 3-digit status that no further digit follows. Every marker
+/// ends with a space, so the scan visits spaces and checks the cheap digits before the
+/// marker: no lowercased copy and no automaton for what is usually a short line.
 fn quoted_status_in(output: &str) -> Option<u16> {
-    const MARKERS: [&str; 7] = [
-        "api error: ",
-        "got status: ",
-        "last status: ",
-        "unexpected status ",
-        "error code: ",
-        "error: ",
-        "code: ",
+    /// The markers, lowercased. `api error: ` and `error code: ` end with `error: ` and
+    /// `code: `, so these cover them.
+    const MARKERS: [&[u8]; 5] = [
+        b"error: ",
+        b"code: ",
+        b"got status: ",
+        b"last status: ",
+        b"unexpected status ",
     ];
-    static SEARCH: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
-        aho_corasick::AhoCorasick::new(MARKERS).expect("the status markers are valid patterns")
-    });
     let haystack = crate::redact::prefix(output, 4096);
-    crate::search::with_ascii_lowercase(haystack, |lower| {
-        SEARCH.find_overlapping_iter(lower).find_map(|found| {
-            let digits_start = found.end();
-            let digits = haystack.get(digits_start..digits_start + 3)?;
-            let after = haystack.as_bytes().get(digits_start + 3);
-            if after.is_some_and(u8::is_ascii_digit) {
-                return None;
-            }
-            http_status(digits)
-        })
+    let bytes = haystack.as_bytes();
+    memchr::memchr_iter(b' ', bytes).find_map(|space| {
+        let digits_start = space + 1;
+        let digits = bytes.get(digits_start..digits_start + 3)?;
+        if !digits.iter().all(u8::is_ascii_digit)
+            || bytes.get(digits_start + 3).is_some_and(u8::is_ascii_digit)
+        {
+            return None;
+        }
+        let before = &bytes[..digits_start];
+        MARKERS
+            .iter()
+            .any(|marker| {
+                before.len() >= marker.len()
+                    && before[before.len() - marker.len()..].eq_ignore_ascii_case(marker)
+            })
+            .then(|| http_status(&haystack[digits_start..digits_start + 3]))
+            .flatten()
     })
 }
 
@@ -465,8 +513,8 @@ mod tests {
     fn sse_stream_inside_a_200_gives_its_error_event() {
         let body = "event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
         let facts = Facts::gather(Some(200), None, Some(body), None);
-        assert_eq!(facts.types, vec!["overloaded_error"]);
-        assert_eq!(facts.messages, vec!["Overloaded"]);
+        assert_eq!(facts.types.iter().collect::<Vec<_>>(), ["overloaded_error"]);
+        assert_eq!(facts.messages.iter().collect::<Vec<_>>(), ["Overloaded"]);
     }
 
     #[test]
@@ -474,9 +522,9 @@ mod tests {
         let output = r#"[API Error: got status: 429 Too Many Requests. {"error":{"message":"{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n","code":429,"status":"Too Many Requests"}}]"#;
         let facts = Facts::gather(None, None, None, Some(output));
         assert_eq!(facts.status, Some(429));
-        assert_eq!(facts.types[0], "RESOURCE_EXHAUSTED");
+        assert_eq!(facts.types.first().unwrap(), "RESOURCE_EXHAUSTED");
         assert_eq!(
-            facts.messages[0],
+            facts.messages.first().unwrap(),
             "Resource has been exhausted (e.g. check quota)."
         );
     }

@@ -9,6 +9,8 @@
 //! A hint that is negative, unparsable, in the past or more than 7 days ahead is dropped
 //! and reported. An absolute time is read against the provider's `Date` header.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::evidence::Headers;
@@ -268,7 +270,13 @@ fn rate_limit_resets(headers: &Headers, collector: &mut Collector, resets: &mut 
             }
             continue;
         }
-        let normalized = name.replacen("x-rate-limit-", "x-ratelimit-", 1);
+        // Azure's spelling, read as everyone else's. Most names do not hold it: copy
+        // only those that do.
+        let normalized = if memchr::memmem::find(name.as_bytes(), b"x-rate-limit-").is_some() {
+            Cow::Owned(name.replacen("x-rate-limit-", "x-ratelimit-", 1))
+        } else {
+            Cow::Borrowed(name)
+        };
         let Some(rest) = normalized.strip_prefix("x-ratelimit-reset") else {
             continue;
         };

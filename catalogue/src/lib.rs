@@ -8,9 +8,11 @@
 //! - `family`: provider families and agent CLIs.
 //! - `wire`, `facts`: the JSON shapes errors come in, and the facts rules read from them
 //!   (SSE error events inside a 200 stream, nested JSON messages, OpenRouter's
-//!   `metadata.raw`, CLI output).
+//!   `metadata.raw`, CLI output). `wire` reads plain bodies with a fast reader of its
+//!   own and the rest with serde; `few` holds the small inline lists facts are kept in.
 //! - `rules`: the rules, as data, one table per family (see `CATALOGUE.md`).
-//! - `catalogue`: the compiled catalogue and the matching (rank, conflicts).
+//! - `catalogue`: the compiled catalogue and the matching (rank, conflicts); `rule_set`:
+//!   the allocation-free rule sets and key indexes it matches with.
 //! - `hints`, `time`: timing hints (SPEC 2.3), sanitized, with their precedence.
 //! - `redact`: safe causes (SPEC 2.4).
 //! - `output`: the verdict (SPEC 2.5), wrapping the policy crate's `Classification`.
@@ -35,9 +37,11 @@ mod catalogue;
 mod evidence;
 mod facts;
 mod family;
+mod few;
 mod hints;
 mod output;
 mod redact;
+mod rule_set;
 mod rules;
 mod search;
 mod stream;

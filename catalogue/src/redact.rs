@@ -12,6 +12,8 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
+mod screen;
+
 /// The longest safe cause, in characters.
 pub const MAX_SAFE_CAUSE_CHARS: usize = 300;
 
@@ -112,52 +114,39 @@ pub(crate) fn safe_text(message: &str, max_chars: usize) -> String {
 /// Collapses whitespace and control characters to single spaces and keeps at most
 /// `max_chars` characters.
 fn collapse_and_cut(text: &str, max_chars: usize) -> String {
-    let mut safe = String::with_capacity(text.len().min(max_chars * 4));
-    let mut characters = 0;
     if text.is_ascii() {
         // The usual case: single spaces only. The first `max_chars` bytes are the cause.
         let trimmed = text.trim_start_matches(|character: char| {
             character.is_ascii_whitespace() || character.is_ascii_control()
         });
         let window = &trimmed.as_bytes()[..trimmed.len().min(max_chars + 1)];
+        // Branch-free folds (vectorized): no control character, no double space.
         let plain = window.iter().fold(true, |plain, byte| {
             plain & (*byte >= 0x20) & (*byte != 0x7f)
         });
-        if plain && memchr::memmem::find(window, b"  ").is_none() {
+        let double_space = window
+            .iter()
+            .zip(window.iter().skip(1))
+            .fold(false, |found, (first, second)| {
+                found | ((*first == b' ') & (*second == b' '))
+            });
+        if plain && !double_space {
             let cut = &trimmed[..window.len().min(max_chars)];
             return cut.trim_end_matches(' ').to_owned();
         }
-        // Every byte is a character: copy whole words.
-        let bytes = text.as_bytes();
-        let is_blank = |byte: u8| byte.is_ascii_whitespace() || byte.is_ascii_control();
-        let mut index = 0;
-        while index < bytes.len() && characters < max_chars {
-            if is_blank(bytes[index]) {
-                while index < bytes.len() && is_blank(bytes[index]) {
-                    index += 1;
-                }
-                if index < bytes.len() && !safe.is_empty() {
-                    if characters + 1 >= max_chars {
-                        break;
-                    }
-                    safe.push(' ');
-                    characters += 1;
-                }
-                continue;
-            }
-            let start = index;
-            while index < bytes.len() && !is_blank(bytes[index]) {
-                index += 1;
-            }
-            let taken = (index - start).min(max_chars - characters);
-            safe.push_str(&text[start..start + taken]);
-            characters += taken;
-        }
-        return safe;
+        return collapse_ascii(text, max_chars);
     }
+    // Copy whole runs of visible characters (not one character at a time), with one
+    // space between runs, and stop at `max_chars` characters. (This is also what
+    // `collapse_ascii` does, byte by byte.)
+    let mut safe = String::with_capacity(text.len().min(max_chars * 4));
+    let mut characters = 0;
+    let bytes = text.as_bytes();
+    let mut index = 0;
     let mut pending_space = false;
-    for character in text.chars() {
-        if character.is_whitespace() || character.is_control() {
+    while index < bytes.len() {
+        if let Some(width) = blank_width(text, index) {
+            index += width;
             pending_space = !safe.is_empty();
             continue;
         }
@@ -172,10 +161,75 @@ fn collapse_and_cut(text: &str, max_chars: usize) -> String {
         if characters == max_chars {
             break;
         }
-        safe.push(character);
-        characters += 1;
+        let start = index;
+        while index < bytes.len() && characters < max_chars {
+            let width = match bytes[index] {
+                byte if byte.is_ascii() => (byte > b' ' && byte != 0x7f).then_some(1),
+                _ => text[index..]
+                    .chars()
+                    .next()
+                    .filter(|character| !is_blank(*character))
+                    .map(char::len_utf8),
+            };
+            let Some(width) = width else {
+                break;
+            };
+            index += width;
+            characters += 1;
+        }
+        safe.push_str(&text[start..index]);
     }
     safe
+}
+
+/// [`collapse_and_cut`] for ASCII text, where every byte is a character: whole words
+/// are copied at once.
+fn collapse_ascii(text: &str, max_chars: usize) -> String {
+    let mut safe = String::with_capacity(text.len().min(max_chars));
+    let mut characters = 0;
+    let bytes = text.as_bytes();
+    let is_blank = |byte: u8| byte <= b' ' || byte == 0x7f;
+    let mut index = 0;
+    while index < bytes.len() && characters < max_chars {
+        if is_blank(bytes[index]) {
+            while index < bytes.len() && is_blank(bytes[index]) {
+                index += 1;
+            }
+            if index < bytes.len() && !safe.is_empty() {
+                if characters + 1 >= max_chars {
+                    break;
+                }
+                safe.push(' ');
+                characters += 1;
+            }
+            continue;
+        }
+        let start = index;
+        while index < bytes.len() && !is_blank(bytes[index]) {
+            index += 1;
+        }
+        let taken = (index - start).min(max_chars - characters);
+        safe.push_str(&text[start..start + taken]);
+        characters += taken;
+    }
+    safe
+}
+
+/// Whitespace and control characters: what collapses to one space.
+fn is_blank(character: char) -> bool {
+    character.is_whitespace() || character.is_control()
+}
+
+/// The byte length of the character at `index` when it is blank.
+fn blank_width(text: &str, index: usize) -> Option<usize> {
+    let byte = text.as_bytes()[index];
+    if byte.is_ascii() {
+        // ASCII whitespace and control characters are exactly the bytes up to the space,
+        // and DEL.
+        return (byte <= b' ' || byte == 0x7f).then_some(1);
+    }
+    let character = text[index..].chars().next()?;
+    is_blank(character).then(|| character.len_utf8())
 }
 
 /// The longest prefix of `text` of at most `max_bytes` bytes that ends on a character
@@ -194,15 +248,10 @@ pub(crate) fn prefix(text: &str, max_bytes: usize) -> &str {
 /// Replaces every secret in `text`.
 fn redact(text: &str) -> Cow<'_, str> {
     let bytes = text.as_bytes();
+    if !screen::may_hold_secret(bytes) {
+        return Cow::Borrowed(text);
+    }
     let mut ranges: Vec<(usize, usize, &'static str)> = Vec::new();
-    // Triggers are lowercase; the text is searched lowercased (same byte offsets).
-    let found_triggers: Vec<(usize, usize, usize)> =
-        crate::search::with_ascii_lowercase(text, |lower| {
-            TRIGGER_SEARCH
-                .find_iter(lower)
-                .map(|found| (found.pattern().as_usize(), found.start(), found.end()))
-                .collect()
-        });
     // `@` alone is searched apart: a one-byte pattern would disable the automaton's
     // prefilter.
     for at in memchr::memchr_iter(b'@', bytes) {
@@ -210,22 +259,23 @@ fn redact(text: &str) -> Cow<'_, str> {
             ranges.push(range);
         }
     }
-    for (pattern, start, end) in found_triggers {
-        let (_, trigger) = TRIGGERS[pattern];
-        let range = match trigger {
-            Trigger::KeyPrefix { prefix, min_body } => {
-                key_with_prefix(bytes, start, prefix, min_body)
-            }
-            Trigger::AwsKeyId => aws_key_id(bytes, start),
-            Trigger::Jwt => jwt(bytes, start),
-            Trigger::Scheme => credential_after(bytes, end, 8),
-            Trigger::Url => url_query(bytes, start),
-            Trigger::Assignment => assigned_value(bytes, end),
-        };
-        if let Some((from, to, replacement)) = range {
-            ranges.push((from, to, replacement));
+    // Triggers are lowercase; the text is searched lowercased (same byte offsets).
+    crate::search::with_ascii_lowercase(text, |lower| {
+        for found in TRIGGER_SEARCH.find_iter(lower) {
+            let (start, end) = (found.start(), found.end());
+            let range = match TRIGGERS[found.pattern().as_usize()].1 {
+                Trigger::KeyPrefix { prefix, min_body } => {
+                    key_with_prefix(bytes, start, prefix, min_body)
+                }
+                Trigger::AwsKeyId => aws_key_id(bytes, start),
+                Trigger::Jwt => jwt(bytes, start),
+                Trigger::Scheme => credential_after(bytes, end, 8),
+                Trigger::Url => url_query(bytes, start),
+                Trigger::Assignment => assigned_value(bytes, end),
+            };
+            ranges.extend(range);
         }
-    }
+    });
     if ranges.is_empty() {
         return Cow::Borrowed(text);
     }

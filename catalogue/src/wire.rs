@@ -14,6 +14,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
+mod fast;
+
 /// A whole error body (or SSE event data).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -479,20 +481,57 @@ impl<'de: 'a, 'a> Deserialize<'de> for LenientViolation<'a> {
     }
 }
 
-/// Parses the first JSON value of `text` (trailing text is allowed) as a body; an array
-/// (Vertex streams) gives its first element that holds an error.
-pub(crate) fn parse_body(text: &str) -> Option<WireBody<'_>> {
+/// Parses the first JSON value of `text` (trailing text is allowed) into `body`, which
+/// must start as the default; an array (Vertex streams) gives its first element that
+/// holds an error. `false`, with `body` left as the default, when `text` is not such a
+/// body.
+///
+/// The body is filled in place rather than returned: it is a large struct, and moving it
+/// through a few calls cost more than reading most bodies.
+pub(crate) fn parse_body<'a>(text: &'a str, body: &mut WireBody<'a>) -> bool {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         let mut stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Vec<WireBody>>();
-        let bodies = stream.next()?.ok()?;
-        return bodies.into_iter().find(WireBody::holds_error);
+        let Some(Ok(bodies)) = stream.next() else {
+            return false;
+        };
+        return match bodies.into_iter().find(WireBody::holds_error) {
+            Some(found) => {
+                *body = found;
+                true
+            }
+            None => false,
+        };
     }
     if !trimmed.starts_with('{') {
-        return None;
+        return false;
     }
-    let mut stream = serde_json::Deserializer::from_str(trimmed).into_iter::<WireBody>();
-    stream.next()?.ok()
+    // An object's first key must be a string (serde fails on anything else): CLI output
+    // often holds `{'error': ...}` or escaped JSON, not worth a full attempt.
+    let first = trimmed[1..].trim_start_matches([' ', '\n', '\t', '\r']);
+    if !(first.starts_with('"') || first.starts_with('}')) {
+        return false;
+    }
+    // Most bodies are plain: the fast reader takes them, and hands the rest to serde.
+    if fast::parse_plain_body(trimmed, body).is_ok() {
+        return true;
+    }
+    // The first value only: what follows it is not read (as a stream would not).
+    match serde_object(trimmed) {
+        Some(parsed) => {
+            *body = parsed;
+            true
+        }
+        None => {
+            *body = WireBody::default();
+            false
+        }
+    }
+}
+
+/// The serde reader: the reference for every body (the fast reader agrees with it).
+fn serde_object(text: &str) -> Option<WireBody<'_>> {
+    WireBody::deserialize(&mut serde_json::Deserializer::from_str(text)).ok()
 }
 
 impl WireBody<'_> {
