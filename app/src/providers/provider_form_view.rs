@@ -90,14 +90,9 @@ pub fn ProviderFormView(
     let text_field = move |field: &'static str,
                            label: &'static str,
                            hint: &'static str,
+                           get: fn(&ProviderForm) -> &str,
                            set: fn(&mut ProviderForm, String)| {
-        let value = Signal::derive(move || {
-            form.with(|form| match field {
-                "name" => form.name.clone(),
-                "base_url" => form.base_url.clone(),
-                _ => form.api_key_env.clone(),
-            })
-        });
+        let value = Signal::derive(move || form.with(|form| get(form).to_owned()));
         let input = id_of(field);
         let describedby = move || {
             let mut ids = vec![format!("{input}-hint")];
@@ -145,7 +140,7 @@ pub fn ProviderFormView(
         >
             <input type="hidden" name="id" value=initial.id.clone().unwrap_or_default() />
             <input type="hidden" name="revision" value=move || form.with(|f| f.revision.map(|r| r.to_string()).unwrap_or_default()) />
-            {text_field("name", "Name", "How profiles will show it.", |form, value| form.name = value)}
+            {text_field("name", "Name", "How profiles will show it.", |form| &form.name, |form, value| form.name = value)}
             <div class="field">
                 <label for=id_of("kind")>"Kind"</label>
                 <select
@@ -183,11 +178,12 @@ pub fn ProviderFormView(
                 </select>
                 <FieldMessage path="family" />
             </div>
-            {text_field("base_url", "Base URL", "For example https://api.anthropic.com; not needed for a simulated provider.", |form, value| form.base_url = value)}
+            {text_field("base_url", "Base URL", "For example https://api.anthropic.com; not needed for a simulated provider.", |form| &form.base_url, |form, value| form.base_url = value)}
             {text_field(
                 "api_key_env",
                 "Key variable",
                 "The NAME of the environment variable that holds the key on the server, such as ANTHROPIC_API_KEY. The key itself is never entered here.",
+                |form| &form.api_key_env,
                 |form, value| form.api_key_env = value,
             )}
             <Show when=move || notice.with(Option::is_some)>
