@@ -10,7 +10,6 @@ pub mod backend;
 pub mod components;
 pub mod editor;
 pub mod layout;
-pub mod model;
 pub mod pages;
 pub mod providers;
 pub mod server_fns;

@@ -6,9 +6,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
 use crate::layout::TopBar;
-use crate::pages::{
-    HomePage, NotFoundPage, ProfileEditPage, ProfilesPage, ProvidersPage, TasksPage,
-};
+use crate::pages::{HomePage, NotFoundPage, ProfileEditPage, ProfilesPage, ProvidersPage};
 
 /// The base name of the browser bundle: `/pkg/switchback.js`,
 /// `/pkg/switchback_bg.wasm` and `/pkg/switchback.css`.
@@ -52,7 +50,6 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles/new") view=ProfileEditPage ssr=SsrMode::Async />
                     <Route path=path!("/profiles/:id") view=ProfileEditPage ssr=SsrMode::Async />
                     <Route path=path!("/providers") view=ProvidersPage ssr=SsrMode::Async />
-                    <Route path=path!("/tasks") view=TasksPage />
                 </Routes>
             </main>
         </Router>

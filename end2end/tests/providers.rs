@@ -118,3 +118,45 @@ async fn add_a_provider_as_plain_html_without_javascript() -> anyhow::Result<()>
         .await?;
     Ok(())
 }
+
+/// A form on another site that posts to Switchback is refused before it can
+/// add a provider (one with an attacker's base URL would receive the key),
+/// while the app's own forms, above, go through.
+#[tokio::test]
+async fn a_form_on_another_site_cannot_add_a_provider() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    // To a browser, localhost and 127.0.0.1 are different sites.
+    let other_site = server.url("/providers").replace("127.0.0.1", "localhost");
+    page.goto(&other_site, None).await?;
+    let target = server.url("/providers");
+    let _: Value = page
+        .evaluate(
+            &format!(
+                r#"() => {{
+                    const form = document.createElement('form');
+                    form.method = 'post';
+                    form.action = {target:?};
+                    for (const [name, value] of [['name', 'Forged'], ['kind', 'openai'],
+                            ['base_url', 'https://attacker.example'], ['api_key_env', 'OPENAI_API_KEY']]) {{
+                        const input = document.createElement('input');
+                        input.name = name;
+                        input.value = value;
+                        form.appendChild(input);
+                    }}
+                    document.body.appendChild(form);
+                    form.submit();
+                    return null;
+                }}"#
+            ),
+            None::<&()>,
+        )
+        .await?;
+    expect(page.get_by_text("came from another site", false))
+        .to_be_visible()
+        .await?;
+    let (status, providers) = server.send_json("GET", "/api/providers", &Value::Null)?;
+    assert_eq!((status, providers), (200, serde_json::json!([])));
+    Ok(())
+}

@@ -18,6 +18,23 @@ pub enum Confidence {
     Low,
 }
 
+impl Confidence {
+    /// Both values.
+    pub const ALL: [Confidence; 2] = [Confidence::High, Confidence::Low];
+
+    /// The snake_case name, as in JSON.
+    ///
+    /// ```
+    /// assert_eq!(policy::Confidence::High.as_str(), "high");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::High => "high",
+            Self::Low => "low",
+        }
+    }
+}
+
 /// A classification of one failed attempt: what the catalogue produces and
 /// [`evaluate`](crate::evaluate()) consumes.
 ///

@@ -261,6 +261,51 @@ impl PolicySection {
     }
 }
 
+/// A class that a policy has a section for: `transient` or `hard`. There is
+/// no third: `outside` failures are never recovered, so code that handles a
+/// section can never quietly treat `outside` as one of these.
+///
+/// ```
+/// use policy::{Class, SectionClass};
+/// assert_eq!(SectionClass::of(Class::Hard), Some(SectionClass::Hard));
+/// assert_eq!(SectionClass::of(Class::Outside), None);
+/// assert_eq!(SectionClass::Transient.class(), Class::Transient);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SectionClass {
+    /// The `transient` section.
+    Transient,
+    /// The `hard` section.
+    Hard,
+}
+
+impl SectionClass {
+    /// Both, in SPEC order.
+    pub const ALL: [SectionClass; 2] = [SectionClass::Transient, SectionClass::Hard];
+
+    /// The class this section governs.
+    pub fn class(self) -> Class {
+        match self {
+            Self::Transient => Class::Transient,
+            Self::Hard => Class::Hard,
+        }
+    }
+
+    /// The section of `class`, if it has one.
+    pub fn of(class: Class) -> Option<Self> {
+        match class {
+            Class::Transient => Some(Self::Transient),
+            Class::Hard => Some(Self::Hard),
+            Class::Outside => None,
+        }
+    }
+
+    /// The snake_case name: the section's key in a policy document.
+    pub fn as_str(self) -> &'static str {
+        self.class().as_str()
+    }
+}
+
 impl Default for PolicyDocument {
     /// The SPEC 3 defaults; what a candidate given no policy gets.
     fn default() -> Self {
@@ -284,6 +329,20 @@ impl PolicyDocument {
             Class::Transient => Some(&self.transient),
             Class::Hard => Some(&self.hard),
             Class::Outside => None,
+        }
+    }
+
+    /// The section of `class`.
+    ///
+    /// ```
+    /// use policy::{PolicyDocument, SectionClass};
+    /// let document = PolicyDocument::default();
+    /// assert_eq!(document.section_of(SectionClass::Hard), &document.hard);
+    /// ```
+    pub fn section_of(&self, class: SectionClass) -> &PolicySection {
+        match class {
+            SectionClass::Transient => &self.transient,
+            SectionClass::Hard => &self.hard,
         }
     }
 

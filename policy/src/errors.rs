@@ -35,6 +35,23 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in SPEC order.
+    ///
+    /// ```
+    /// assert_eq!(policy::ErrorCode::ALL.len(), 9);
+    /// ```
+    pub const ALL: [ErrorCode; 9] = [
+        Self::Required,
+        Self::Range,
+        Self::Type,
+        Self::UnknownField,
+        Self::Enum,
+        Self::Version,
+        Self::Conflict,
+        Self::Unique,
+        Self::NotFound,
+    ];
+
     /// The snake_case name, as it appears in JSON.
     ///
     /// ```
@@ -94,6 +111,25 @@ impl FieldError {
             code,
             message: message.into(),
         }
+    }
+}
+
+/// A short description of a value's JSON type for messages: "a string", "null", ...
+///
+/// ```
+/// assert_eq!(policy::describe_json(&serde_json::json!(1.5)), "a non-integer number");
+/// assert_eq!(policy::describe_json(&serde_json::json!([1])), "an array");
+/// ```
+pub fn describe_json(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(number) if number.is_f64() => "a non-integer number",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

@@ -14,7 +14,7 @@
 //! - `backoff`, `schedule`: delays, the derived schedule, and its words.
 //! - `evaluate`: the decision after a failure (SPEC 4).
 //! - `escalation`: `max_tokens` escalation (SPEC 5).
-//! - `profile`, `provider`: dynamic profiles and providers as forms and the API send them.
+//! - `profile`, `provider`: the limits of profiles, and what a provider's kind and family are.
 //!
 //! ```
 //! use policy::*;
@@ -46,10 +46,10 @@ pub use backoff::{backoff_ms, MAX_BACKOFF_MS};
 pub use classification::{Classification, Confidence};
 pub use codes::{Class, SemanticCode, UnknownCode};
 pub use document::{
-    Bounds, OnExhausted, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings,
+    Bounds, OnExhausted, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings, SectionClass,
     INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, POLICY_VERSION,
 };
-pub use errors::{ErrorCode, FieldError};
+pub use errors::{describe_json, ErrorCode, FieldError};
 pub use escalation::{
     normalize_escalation, EscalationSettings, CEILING_TOKENS_BOUNDS, ESCALATION_FACTOR,
     MAX_ESCALATIONS_BOUNDS,
@@ -60,13 +60,7 @@ pub use evaluate::{
 pub use legacy::{normalize_legacy, LegacyAction, LEGACY_DEFAULT_KEY};
 pub use normalize::normalize_policy;
 pub use path::FieldPath;
-pub use profile::{
-    normalize_profile, CandidateDraft, ProfileDraft, MAX_TOKENS_BOUNDS, MODEL_MAX_CHARS,
-    NAME_MAX_CHARS,
-};
-pub use provider::{
-    key_env_allowed, normalize_provider, normalize_provider_update, ProviderDraft, ProviderFamily,
-    ProviderKind,
-};
+pub use profile::{MAX_TOKENS_BOUNDS, MODEL_MAX_CHARS, NAME_MAX_CHARS};
+pub use provider::{ProviderFamily, ProviderKind};
 pub use schedule::{describe_schedule, format_duration_ms, schedule, Schedule, ScheduleStep};
 pub use validate::validate_document;

@@ -85,7 +85,9 @@ pub(crate) enum IntegerKind {
     NotInteger(String),
 }
 
-/// Sorts a JSON value into an [`IntegerKind`]. Integers only: `2.0`, `1e2` and `"2"` are not.
+/// Sorts a JSON value into an [`IntegerKind`]. An integer is a JSON number without
+/// a fractional part, as JSON Schema says: `2`, `2.0` and `1e2` are integers, `2.5`
+/// and `"2"` are not.
 pub(crate) fn integer_kind(value: &Value) -> IntegerKind {
     let Value::Number(number) = value else {
         return IntegerKind::NotInteger(format!("must be an integer, not {}", describe(value)));
@@ -96,21 +98,18 @@ pub(crate) fn integer_kind(value: &Value) -> IntegerKind {
     if number.as_i64().is_some() {
         return IntegerKind::OutOfRange;
     }
-    // serde_json keeps integers beyond the 64-bit range as floats: a whole float too
-    // large for a u64 (or below zero) can only be such an integer, or one written with an
-    // exponent; either way it is out of range rather than the wrong type.
+    // Written with a decimal point or an exponent, or beyond 64 bits (serde_json keeps
+    // those as floats too).
     match number.as_f64() {
-        Some(float)
-            if float.fract() == 0.0 && !(0.0..18_446_744_073_709_551_616.0).contains(&float) =>
-        {
-            IntegerKind::OutOfRange
-        }
         Some(float) if float.fract() != 0.0 => {
             IntegerKind::NotInteger("must be an integer, not a fraction".to_owned())
         }
-        _ => IntegerKind::NotInteger(
-            "must be an integer, written without a decimal point or exponent".to_owned(),
-        ),
+        // Exactly representable below 2^53, so the cast is exact there; larger whole
+        // floats are beyond every bound anyway.
+        Some(float) if (0.0..9_007_199_254_740_992.0).contains(&float) => {
+            IntegerKind::Unsigned(float as u64)
+        }
+        _ => IntegerKind::OutOfRange,
     }
 }
 
@@ -165,51 +164,5 @@ pub(crate) fn one_of<T: Copy>(
     found
 }
 
-/// A short description of a value's JSON type for messages: "a string", "null", ...
-pub(crate) fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(number) if number.is_f64() => "a non-integer number",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// A non-empty string of at most `max_chars` characters (surrounding white space
-/// removed), or a `type`, `required` (empty) or `range` (too long) error.
-pub(crate) fn text(
-    value: &Value,
-    path: &FieldPath,
-    max_chars: usize,
-    errors: &mut Vec<FieldError>,
-) -> Option<String> {
-    let Value::String(raw) = value else {
-        errors.push(FieldError::new(
-            path,
-            ErrorCode::Type,
-            format!("must be a string, not {}", describe(value)),
-        ));
-        return None;
-    };
-    let trimmed = raw.trim();
-    if trimmed.is_empty() {
-        errors.push(FieldError::new(
-            path,
-            ErrorCode::Required,
-            "must not be empty",
-        ));
-        return None;
-    }
-    if trimmed.chars().count() > max_chars {
-        errors.push(FieldError::new(
-            path,
-            ErrorCode::Range,
-            format!("must be at most {max_chars} characters"),
-        ));
-        return None;
-    }
-    Some(trimmed.to_owned())
-}
+/// See [`crate::errors::describe_json`].
+pub(crate) use crate::errors::describe_json as describe;

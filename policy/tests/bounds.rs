@@ -45,19 +45,19 @@ type Row = (&'static str, &'static str, [Outcome; 21]);
 //  columns:             0  1  10 11 99 100 6e5 6e5+1 604800 604801 -1 1.5 "10" 2^70 -2^70 u64max 2^64 2.0 1e2 null true
 #[rustfmt::skip]
 const POLICY_ROWS: [Row; 6] = [
-    ("transient.retry.max_retries", "must be between 1 and 10", [R, O, O, R, R, R, R, R, R, R, R, T, T, R, R, R, R, T, T, T, T]),
-    ("transient.retry.initial_interval_ms", "must be between 100 and 600000", [R, R, R, R, R, O, O, R, R, R, R, T, T, R, R, R, R, T, T, T, T]),
-    ("transient.reset_wait.max_wait_s", "must be between 1 and 604800", [R, O, O, O, O, O, O, O, O, R, R, T, T, R, R, R, R, T, T, T, T]),
+    ("transient.retry.max_retries", "must be between 1 and 10", [R, O, O, R, R, R, R, R, R, R, R, T, T, R, R, R, R, O, R, T, T]),
+    ("transient.retry.initial_interval_ms", "must be between 100 and 600000", [R, R, R, R, R, O, O, R, R, R, R, T, T, R, R, R, R, R, O, T, T]),
+    ("transient.reset_wait.max_wait_s", "must be between 1 and 604800", [R, O, O, O, O, O, O, O, O, R, R, T, T, R, R, R, R, O, O, T, T]),
     // The hard section's parts are disabled by default: bounds apply all the same.
-    ("hard.retry.max_retries", "must be between 1 and 10", [R, O, O, R, R, R, R, R, R, R, R, T, T, R, R, R, R, T, T, T, T]),
-    ("hard.retry.initial_interval_ms", "must be between 100 and 600000", [R, R, R, R, R, O, O, R, R, R, R, T, T, R, R, R, R, T, T, T, T]),
-    ("hard.reset_wait.max_wait_s", "must be between 1 and 604800", [R, O, O, O, O, O, O, O, O, R, R, T, T, R, R, R, R, T, T, T, T]),
+    ("hard.retry.max_retries", "must be between 1 and 10", [R, O, O, R, R, R, R, R, R, R, R, T, T, R, R, R, R, O, R, T, T]),
+    ("hard.retry.initial_interval_ms", "must be between 100 and 600000", [R, R, R, R, R, O, O, R, R, R, R, T, T, R, R, R, R, R, O, T, T]),
+    ("hard.reset_wait.max_wait_s", "must be between 1 and 604800", [R, O, O, O, O, O, O, O, O, R, R, T, T, R, R, R, R, O, O, T, T]),
 ];
 
 #[rustfmt::skip]
 const ESCALATION_ROWS: [Row; 2] = [
-    ("max_escalations", "must be between 0 and 3", [O, O, R, R, R, R, R, R, R, R, R, T, T, R, R, R, R, T, T, T, T]),
-    ("ceiling_tokens", "must be between 1 and 1000000", [R, O, O, O, O, O, O, O, O, O, R, T, T, R, R, R, R, T, T, T, T]),
+    ("max_escalations", "must be between 0 and 3", [O, O, R, R, R, R, R, R, R, R, R, T, T, R, R, R, R, O, R, T, T]),
+    ("ceiling_tokens", "must be between 1 and 1000000", [R, O, O, O, O, O, O, O, O, O, R, T, T, R, R, R, R, O, O, T, T]),
 ];
 
 /// Sets the field at a dotted path of a JSON object.

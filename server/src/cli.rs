@@ -13,6 +13,7 @@ use crate::config::Config;
 #[derive(Debug, Parser)]
 #[command(name = "switchback", version, about)]
 pub struct Cli {
+    /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -54,8 +55,9 @@ pub struct ServeArgs {
         default_value = "sqlite://switchback.db"
     )]
     pub database: String,
-    /// Also let providers read their key from this environment variable
-    /// (repeatable). Names ending in `_API_KEY` are always allowed.
+    /// Also let providers read their key from this environment variable,
+    /// exactly as written (repeatable). Names ending in `_API_KEY` are
+    /// always allowed.
     #[arg(
         long = "allow-key-env",
         value_name = "NAME",
@@ -63,6 +65,17 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allow_key_env: Vec<String>,
+    /// A host name this server answers to besides IP addresses and
+    /// `localhost` (repeatable): the name a proxy or DNS gives it. Requests
+    /// for any other name are refused, so a hostile page cannot reach the
+    /// server by pointing its own name at it (DNS rebinding).
+    #[arg(
+        long = "public-name",
+        value_name = "NAME",
+        env = "SWITCHBACK_PUBLIC_NAME",
+        value_delimiter = ','
+    )]
+    pub public_name: Vec<String>,
 }
 
 impl ServeArgs {
@@ -72,6 +85,7 @@ impl ServeArgs {
             bind: self.bind,
             database_url: self.database,
             allowed_key_envs: self.allow_key_env,
+            public_names: self.public_name,
         }
     }
 }
@@ -113,17 +127,18 @@ mod tests {
             "--allow-key-env",
             "VAULT_TOKEN",
             "--allow-key-env",
-            "OTHER_KEY",
+            "other_key",
+            "--public-name",
+            "switchback.example.com",
         ])
         .unwrap()
         .command
         else {
             panic!("serve")
         };
-        assert_eq!(
-            args.into_config().allowed_key_envs,
-            ["VAULT_TOKEN", "OTHER_KEY"]
-        );
+        let config = args.into_config();
+        assert_eq!(config.allowed_key_envs, ["VAULT_TOKEN", "other_key"]);
+        assert_eq!(config.public_names, ["switchback.example.com"]);
     }
 
     #[test]

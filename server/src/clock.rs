@@ -4,10 +4,12 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A source of the current time, in integer milliseconds since the Unix epoch.
+use api::Timestamp;
+
+/// A source of the current time.
 pub trait Clock: Send + Sync + 'static {
-    /// Now, in milliseconds since the Unix epoch.
-    fn now_ms(&self) -> i64;
+    /// Now.
+    fn now(&self) -> Timestamp;
 }
 
 /// The operating system's clock.
@@ -15,11 +17,11 @@ pub trait Clock: Send + Sync + 'static {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
+    fn now(&self) -> Timestamp {
         let since_epoch = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+        Timestamp::from_millis(i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX))
     }
 }
 
@@ -27,9 +29,9 @@ impl Clock for SystemClock {
 ///
 /// ```
 /// use server::clock::{Clock, ManualClock};
-/// let clock = ManualClock::new(1_000);
+/// let clock = ManualClock::at_millis(1_000);
 /// clock.advance_ms(500);
-/// assert_eq!(clock.now_ms(), 1_500);
+/// assert_eq!(clock.now().as_millis(), 1_500);
 /// ```
 #[derive(Debug, Default)]
 pub struct ManualClock {
@@ -37,8 +39,8 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
-    /// A clock stopped at `now_ms`.
-    pub fn new(now_ms: i64) -> Self {
+    /// A clock stopped at `now_ms` milliseconds since the Unix epoch.
+    pub fn at_millis(now_ms: i64) -> Self {
         Self {
             now_ms: AtomicI64::new(now_ms),
         }
@@ -49,25 +51,14 @@ impl ManualClock {
         self.now_ms.fetch_add(duration_ms, Ordering::SeqCst);
     }
 
-    /// Set the clock to `now_ms`.
-    pub fn set_ms(&self, now_ms: i64) {
-        self.now_ms.store(now_ms, Ordering::SeqCst);
+    /// Set the clock to `now`.
+    pub fn set(&self, now: Timestamp) {
+        self.now_ms.store(now.as_millis(), Ordering::SeqCst);
     }
 }
 
 impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.now_ms.load(Ordering::SeqCst)
+    fn now(&self) -> Timestamp {
+        Timestamp::from_millis(self.now_ms.load(Ordering::SeqCst))
     }
-}
-
-/// `ms` as RFC 3339 (`2026-11-30T02:00:20Z`), the form the API speaks.
-///
-/// ```
-/// assert_eq!(server::clock::rfc3339(1_796_022_000_000), "2026-11-30T07:00:00Z");
-/// ```
-pub fn rfc3339(ms: i64) -> String {
-    jiff::Timestamp::from_millisecond(ms)
-        .map(|timestamp| timestamp.to_string())
-        .unwrap_or_else(|_| "invalid-time".to_owned())
 }

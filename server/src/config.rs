@@ -10,6 +10,9 @@ pub struct Config {
     /// The SQLite database URL, e.g. `sqlite://switchback.db`.
     pub database_url: String,
     /// Environment variable names a provider may read its key from, beyond
-    /// any name ending in `_API_KEY`.
+    /// any name ending in `_API_KEY`: exactly these, whatever their form.
     pub allowed_key_envs: Vec<String>,
+    /// Host names the server answers to besides IP addresses and `localhost`
+    /// (the name a proxy or DNS gives it).
+    pub public_names: Vec<String>,
 }

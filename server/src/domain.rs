@@ -1,6 +1,8 @@
-//! The stored things: providers and dynamic profiles, as the rest of the
-//! server sees them. Row types stay in the store; wire types in `http`.
+//! The stored things, as the rest of the server sees them: providers and
+//! dynamic profiles (the engine will add tasks, routes and attempts). Row
+//! types stay in the store; wire types in the `api` crate.
 
+use api::{CandidateId, ProfileId, ProviderId, Revision, Timestamp};
 use policy::{EscalationSettings, PolicyDocument, ProviderFamily, ProviderKind};
 
 /// A configured connection to a model provider. The key is never here: only
@@ -8,7 +10,7 @@ use policy::{EscalationSettings, PolicyDocument, ProviderFamily, ProviderKind};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provider {
     /// Stable id.
-    pub id: String,
+    pub id: ProviderId,
     /// A name people recognise, unique regardless of case.
     pub name: String,
     /// The wire protocol.
@@ -20,11 +22,11 @@ pub struct Provider {
     /// The environment variable that holds the key, if any.
     pub api_key_env: Option<String>,
     /// Bumped by every update; an update must name the revision it read.
-    pub revision: i64,
-    /// When it was created, in ms since the epoch.
-    pub created_at_ms: i64,
-    /// When it last changed, in ms since the epoch.
-    pub updated_at_ms: i64,
+    pub revision: Revision,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
 }
 
 /// A named, ordered list of candidates. Order and enabled flags are the
@@ -32,26 +34,26 @@ pub struct Provider {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
     /// Stable id.
-    pub id: String,
+    pub id: ProfileId,
     /// A name people recognise, unique regardless of case.
     pub name: String,
     /// Bumped by every update; an update must name the revision it read.
-    pub revision: i64,
+    pub revision: Revision,
     /// The candidates, in the user's order.
     pub candidates: Vec<Candidate>,
-    /// When it was created, in ms since the epoch.
-    pub created_at_ms: i64,
-    /// When it last changed, in ms since the epoch.
-    pub updated_at_ms: i64,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
 }
 
 /// One candidate of a profile, with its own recovery policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// Stable id: kept across every update that sends it back.
-    pub id: String,
+    pub id: CandidateId,
     /// The provider it dispatches to.
-    pub provider_id: String,
+    pub provider_id: ProviderId,
     /// The model name, as the provider knows it.
     pub model: String,
     /// Whether routes may use it.
@@ -68,7 +70,7 @@ pub struct Candidate {
 #[derive(Debug, Clone)]
 pub struct ProviderWrite {
     /// The id: new for a create, the target for an update.
-    pub id: String,
+    pub id: ProviderId,
     /// See [`Provider::name`].
     pub name: String,
     /// See [`Provider::kind`].
@@ -79,8 +81,8 @@ pub struct ProviderWrite {
     pub base_url: String,
     /// See [`Provider::api_key_env`].
     pub api_key_env: Option<String>,
-    /// The time of the write, in ms since the epoch.
-    pub now_ms: i64,
+    /// The time of the write.
+    pub now: Timestamp,
 }
 
 /// A profile to create or the new state of one to update. Candidates carry
@@ -88,14 +90,14 @@ pub struct ProviderWrite {
 #[derive(Debug, Clone)]
 pub struct ProfileWrite {
     /// The id: new for a create, the target for an update.
-    pub id: String,
+    pub id: ProfileId,
     /// See [`Profile::name`].
     pub name: String,
     /// The candidates in order, and whether each one's id was sent by the
     /// client (it must then already belong to this profile).
     pub candidates: Vec<(Candidate, IdOrigin)>,
-    /// The time of the write, in ms since the epoch.
-    pub now_ms: i64,
+    /// The time of the write.
+    pub now: Timestamp,
 }
 
 /// Where a candidate's id came from.

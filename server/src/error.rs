@@ -1,128 +1,135 @@
-//! One error type for everything a request can run into, mapped to an HTTP
-//! status in one place (`IntoResponse`). User errors are answered and not
-//! logged; internal errors are logged once and hidden.
+//! The server's one error: either a refusal the caller can act on (an
+//! [`ApiError`], answered as it is) or a failure inside the server (kept
+//! with its source chain for the log, answered as `internal`). The JSON
+//! API, the server functions and the plain-form posts all turn it into an
+//! [`ApiError`] here, and [`ApiError::status`] is the one place an error
+//! meets its HTTP status.
 
-use axum::extract::rejection::JsonRejection;
+use std::error::Error as StdError;
+use std::fmt;
+
+use api::ApiError;
+use axum::Json;
+use axum::extract::rejection::{FormRejection, JsonRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
-use policy::FieldError;
-use serde_json::json;
 
+use crate::http::api::MAX_BODY_BYTES;
 use crate::store::StoreError;
 
-/// Every way a request can fail.
-#[derive(Debug, thiserror::Error)]
+/// Every way an operation can end without its result.
+#[derive(Debug)]
 pub enum AppError {
-    /// The body is well-formed JSON but not valid: every field error at once.
-    #[error("invalid request: {} field errors", .0.len())]
-    Invalid(Vec<FieldError>),
-    /// The thing asked for does not exist.
-    #[error("no {entity} with id {id}")]
-    NotFound {
-        /// "provider", "profile", ...
-        entity: &'static str,
-        /// The id asked for.
-        id: String,
-    },
-    /// An update carried a revision that is no longer current.
-    #[error("revision {sent} is stale: the current revision is {current}")]
-    StaleRevision {
-        /// The revision sent.
-        sent: i64,
-        /// The current revision.
-        current: i64,
-    },
-    /// The thing is still in use and cannot be deleted.
-    #[error("{0}")]
-    InUse(String),
-    /// The body is not JSON.
-    #[error("the body is not valid JSON: {0}")]
-    MalformedJson(String),
-    /// The body is not declared as JSON.
-    #[error("the body must be JSON, sent with content-type: application/json")]
-    UnsupportedMediaType,
-    /// The body is larger than the server accepts.
-    #[error("the body is too large")]
-    PayloadTooLarge,
-    /// No such API route.
-    #[error("no such API route")]
-    NoSuchRoute,
+    /// The caller's request was refused; nothing changed.
+    Refused(ApiError),
     /// Something failed inside the server.
-    #[error("internal error: {0}")]
-    Internal(String),
+    Internal(Box<dyn StdError + Send + Sync>),
+}
+
+impl fmt::Display for AppError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Refused(error) => write!(formatter, "refused: {error}"),
+            Self::Internal(error) => write!(formatter, "internal error: {}", chain(error.as_ref())),
+        }
+    }
+}
+
+impl StdError for AppError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            Self::Refused(error) => Some(error),
+            Self::Internal(error) => Some(error.as_ref()),
+        }
+    }
 }
 
 impl AppError {
-    /// The status this error is answered with.
-    pub fn status(&self) -> StatusCode {
+    /// The error as the caller sees it. An internal failure is logged here,
+    /// once, with its whole source chain, and answered without any of it.
+    pub fn into_api_error(self) -> ApiError {
         match self {
-            Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::NotFound { .. } | Self::NoSuchRoute => StatusCode::NOT_FOUND,
-            Self::StaleRevision { .. } | Self::InUse(_) => StatusCode::CONFLICT,
-            Self::MalformedJson(_) => StatusCode::BAD_REQUEST,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Refused(error) => error,
+            Self::Internal(error) => {
+                tracing::error!(error = %chain(error.as_ref()), "internal error");
+                ApiError::internal()
+            }
         }
     }
+}
 
-    /// The machine-readable `error` of the answer.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Invalid(_) => "invalid",
-            Self::NotFound { .. } => "not_found",
-            Self::StaleRevision { .. } => "stale_revision",
-            Self::InUse(_) => "in_use",
-            Self::MalformedJson(_) => "malformed_json",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::PayloadTooLarge => "payload_too_large",
-            Self::NoSuchRoute => "no_such_route",
-            Self::Internal(_) => "internal",
-        }
+/// `error: cause: cause's cause`.
+fn chain(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+impl From<ApiError> for AppError {
+    fn from(error: ApiError) -> Self {
+        Self::Refused(error)
+    }
+}
+
+impl From<Vec<api::FieldError>> for AppError {
+    fn from(errors: Vec<api::FieldError>) -> Self {
+        Self::Refused(ApiError::invalid(errors))
     }
 }
 
 impl From<StoreError> for AppError {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::NotFound { entity, id } => Self::NotFound { entity, id },
-            StoreError::Stale { sent, current } => Self::StaleRevision { sent, current },
-            StoreError::Invalid(errors) => Self::Invalid(errors),
-            StoreError::InUse { entity, id, users } => {
-                Self::InUse(format!("{entity} {id} is used by {users}"))
+            StoreError::NotFound { entity, id } => Self::Refused(ApiError::not_found(entity, id)),
+            StoreError::Stale { current, .. } => Self::Refused(ApiError::stale_revision(current)),
+            StoreError::Invalid(errors) => Self::Refused(ApiError::invalid(errors)),
+            StoreError::InUse { entity, name, users } => {
+                Self::Refused(ApiError::in_use(entity, &name, &users))
             }
-            other => Self::Internal(other.to_string()),
+            other => Self::Internal(Box::new(other)),
         }
     }
 }
 
 impl From<JsonRejection> for AppError {
     fn from(rejection: JsonRejection) -> Self {
-        match rejection {
-            JsonRejection::MissingJsonContentType(_) => Self::UnsupportedMediaType,
+        Self::Refused(match rejection {
+            JsonRejection::MissingJsonContentType(_) => ApiError::unsupported_media_type(),
             rejection if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                Self::PayloadTooLarge
+                ApiError::payload_too_large(MAX_BODY_BYTES)
             }
-            rejection => Self::MalformedJson(rejection.body_text()),
-        }
+            rejection => ApiError::malformed_json(rejection.body_text()),
+        })
     }
+}
+
+impl From<FormRejection> for AppError {
+    fn from(rejection: FormRejection) -> Self {
+        Self::Refused(match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::payload_too_large(MAX_BODY_BYTES),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType {
+                message: "A form must be sent as application/x-www-form-urlencoded.".to_owned(),
+            },
+            _ => ApiError::MalformedJson {
+                message: format!("The form could not be read: {}", rejection.body_text()),
+            },
+        })
+    }
+}
+
+/// The status of an [`ApiError`], for axum.
+pub fn status_of(error: &ApiError) -> StatusCode {
+    StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let status = self.status();
-        let body = match &self {
-            Self::Invalid(errors) => json!({"error": self.code(), "errors": errors}),
-            Self::StaleRevision { current, .. } => {
-                json!({"error": self.code(), "message": self.to_string(), "revision": current})
-            }
-            Self::Internal(detail) => {
-                tracing::error!(%detail, "internal error");
-                json!({"error": self.code(), "message": "internal error: see the server log"})
-            }
-            _ => json!({"error": self.code(), "message": self.to_string()}),
-        };
-        (status, Json(body)).into_response()
+        let error = self.into_api_error();
+        (status_of(&error), Json(error)).into_response()
     }
 }

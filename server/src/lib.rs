@@ -1,5 +1,8 @@
 //! The Switchback server: configuration, store, services, HTTP surface and
 //! the embedded web app. `main.rs` is a thin shell over [`cli`] and [`serve`].
+//! The route engine (scheduler, commit-then-dispatch, restart reconciliation,
+//! circuits) and the provider adapters will live beside `services`, in
+//! `engine` and `providers`; see ARCHITECTURE.md.
 
 pub mod cli;
 pub mod clock;
@@ -8,6 +11,7 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod secrets;
 pub mod serve;
 pub mod services;
 pub mod site;

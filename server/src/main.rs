@@ -25,7 +25,7 @@ async fn main() -> anyhow::Result<ExitCode> {
                 stdin.lock(),
                 // Line-buffered: each answer appears as soon as its line is read.
                 stdout.lock(),
-                || clock.now_ms(),
+                || clock.now().as_millis(),
             );
             match result {
                 Ok(_) => Ok(ExitCode::SUCCESS),

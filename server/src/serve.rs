@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use api::KeyEnvRules;
 use tokio::net::TcpListener;
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
-use crate::http::{leptos_options, router, AppState};
+use crate::http::{AppState, HostGuard, leptos_options, router};
+use crate::secrets::ProcessSecrets;
 use crate::services::Services;
 use crate::store::{SqliteStore, Store};
 
@@ -15,7 +17,7 @@ use crate::store::{SqliteStore, Store};
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let clock = Arc::new(SystemClock);
     let store = Arc::new(SqliteStore::open(&config.database_url).await?);
-    store.init_instance(clock.now_ms()).await?;
+    store.init_instance(clock.now()).await?;
     let listener = TcpListener::bind(config.bind)
         .await
         .with_context(|| format!("cannot listen on {}", config.bind))?;
@@ -23,11 +25,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let services = Services {
         store: store.clone(),
         clock,
-        allowed_key_envs: config.allowed_key_envs.into(),
+        secrets: Arc::new(ProcessSecrets),
+        key_envs: KeyEnvRules::new(config.allowed_key_envs),
     };
     let state = AppState {
         leptos_options: leptos_options(local_addr),
         services,
+        host_guard: HostGuard::new(&config.public_names),
     };
     tracing::info!("switchback listening on http://{local_addr}");
     axum::serve(listener, router(state))

@@ -42,23 +42,28 @@ impl FieldErrors {
     }
 }
 
-/// A form's errors: its own validation's, plus the server's last refusal
-/// while the form still holds the values the server refused.
+/// A form's errors: the server's last refusal while the form still holds the
+/// values the server refused, then its own validation's.
 pub fn with_server_errors<F: PartialEq + Send + Sync + 'static>(
     form: RwSignal<F>,
     client_errors: Memo<Vec<FieldError>>,
     server_errors: RwSignal<(F, Vec<FieldError>)>,
 ) -> Memo<Vec<FieldError>> {
     Memo::new(move |_| {
-        let mut errors = client_errors.get();
-        server_errors.with(|(given, server)| {
+        // The server's verdict on what was sent comes first: a field shows its
+        // first message, and the refusal is what the person needs to read.
+        let mut errors: Vec<FieldError> = server_errors.with(|(given, server)| {
             if form.with(|form| form == given) {
-                let extra: Vec<FieldError> = server
-                    .iter()
-                    .filter(|error| !errors.contains(error))
-                    .cloned()
-                    .collect();
-                errors.extend(extra);
+                server.clone()
+            } else {
+                Vec::new()
+            }
+        });
+        client_errors.with(|client| {
+            for error in client {
+                if !errors.contains(error) {
+                    errors.push(error.clone());
+                }
             }
         });
         errors

@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use policy::{Class, CEILING_TOKENS_BOUNDS, MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BOUNDS};
+use policy::{SectionClass, CEILING_TOKENS_BOUNDS, MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BOUNDS};
 
 use super::context::EditorContext;
 use super::form::{candidate_path, CandidateForm, EditOp};
@@ -44,13 +44,13 @@ pub fn CandidateCard(key: u32) -> impl IntoView {
     let group_label = legend_id.clone();
 
     let provider_path = path("provider_id");
-    let provider_id = read(|candidate| candidate.provider_id.clone());
+    let provider_id = read(|candidate| candidate.provider_id.to_string());
     let provider_invalid = move || context.error_for(&provider_path.get()).is_some();
     let provider_options = move || {
         let mut providers: Vec<(String, String)> = context.providers.with_value(|providers| {
             providers
                 .iter()
-                .map(|p| (p.id.clone(), p.name.clone()))
+                .map(|p| (p.id.to_string(), p.name.clone()))
                 .collect()
         });
         let current = provider_id.get();
@@ -65,7 +65,7 @@ pub fn CandidateCard(key: u32) -> impl IntoView {
             })
             .collect_view()
     };
-    let set_provider = write(|candidate, value| candidate.provider_id = value);
+    let set_provider = write(|candidate, value| candidate.provider_id = value.into());
 
     let model_path = path("model");
     let model_invalid = move || context.error_for(&model_path.get()).is_some();
@@ -74,7 +74,7 @@ pub fn CandidateCard(key: u32) -> impl IntoView {
     view! {
         <fieldset class="candidate card" aria-labelledby=group_label>
             <legend id=legend_id>{title}</legend>
-            <input type="hidden" name=path("id") value=read(|c| c.id.clone().unwrap_or_default()) />
+            <input type="hidden" name=path("id") value=read(|c| c.id.as_ref().map(ToString::to_string).unwrap_or_default()) />
             <div class="candidate-grid">
                 <div class="field">
                     <label for=move || input_id(&provider_path.get())>"Provider"</label>
@@ -163,8 +163,8 @@ pub fn CandidateCard(key: u32) -> impl IntoView {
                 />
             </div>
             <div class="sections">
-                <SectionFields key=key class=Class::Transient />
-                <SectionFields key=key class=Class::Hard />
+                <SectionFields key=key class=SectionClass::Transient />
+                <SectionFields key=key class=SectionClass::Hard />
             </div>
         </fieldset>
     }

@@ -1,9 +1,8 @@
+use api::{FieldError, ProviderView};
 use leptos::prelude::*;
-use policy::FieldError;
 
 use super::form::ProfileForm;
 use crate::components::FieldErrors;
-use crate::model::ProviderView;
 
 /// What every part of the editor reads: the form, its errors (the policy
 /// crate's, plus the server's last answer) and the providers to pick from.

@@ -1,19 +1,25 @@
 //! The profile editor's state: what the user typed, field by field, and its
-//! translation to the API body that the policy crate validates. Numbers stay
-//! text until then, so "1.5" or "" reach validation and get its message.
+//! translation to the typed request the `api` crate checks exactly as the
+//! server does. Numbers stay text until then: the form reads its own number
+//! fields (a "1.5" or an empty one is its error), and a policy's numbers go
+//! to the policy crate's readers as typed, so they get its messages.
 //!
 //! Every input's `name` is its field path (`candidates[1].policy.hard.retry.max_retries`),
 //! the same path validation errors carry: a plain form post and an error
 //! list both address fields by it.
 
+use api::read::Read;
+use api::{
+    CandidateId, CandidateRequest, CandidateView, ErrorCode, EscalationRequest, FieldError,
+    FieldPath, PolicyInput, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderView,
+    Revision,
+};
 use policy::{
-    Class, EscalationSettings, FieldError, OnExhausted, PolicyDocument, PolicySection,
+    EscalationSettings, OnExhausted, PolicyDocument, PolicySection, SectionClass,
     INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-
-use crate::model::{CandidateView, ProfileView, ProviderView};
 
 /// A default token budget for a new candidate.
 pub const NEW_CANDIDATE_MAX_TOKENS: u32 = 4_096;
@@ -22,9 +28,9 @@ pub const NEW_CANDIDATE_MAX_TOKENS: u32 = 4_096;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProfileForm {
     /// The stored profile's id; `None` while it is a new draft.
-    pub id: Option<String>,
+    pub id: Option<ProfileId>,
     /// The revision the form was loaded at (updates send it back).
-    pub revision: Option<i64>,
+    pub revision: Option<Revision>,
     /// The profile name as typed.
     pub name: String,
     /// The candidates in order.
@@ -39,9 +45,9 @@ pub struct CandidateForm {
     /// Identity within this editing session (DOM ids, keyed lists); not stored.
     pub key: u32,
     /// The stored candidate id; `None` for a candidate added in this form.
-    pub id: Option<String>,
-    /// The chosen provider's id.
-    pub provider_id: String,
+    pub id: Option<CandidateId>,
+    /// The chosen provider's id (empty when there is no provider to choose).
+    pub provider_id: ProviderId,
     /// The model name as typed.
     pub model: String,
     /// Whether routes may use it.
@@ -143,9 +149,34 @@ fn insert_number(map: &mut Map<String, Value>, name: &str, text: &str) {
     map.insert(name.to_owned(), value);
 }
 
+/// A number field of the request, read from its text; what does not parse
+/// is recorded at `path` and reads as 0 (the record is what is reported).
+fn whole_number(text: &str, path: &FieldPath, errors: &mut Vec<FieldError>) -> i64 {
+    let text = text.trim();
+    if text.is_empty() {
+        errors.push(FieldError::new(path, ErrorCode::Required, "is required"));
+        return 0;
+    }
+    match text.parse::<i64>() {
+        Ok(number) => number,
+        Err(_) if !text.is_empty() && text.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()) => {
+            errors.push(FieldError::new(path, ErrorCode::Range, "is out of range"));
+            0
+        }
+        Err(_) => {
+            errors.push(FieldError::new(
+                path,
+                ErrorCode::Type,
+                "must be a whole number, written without a decimal point",
+            ));
+            0
+        }
+    }
+}
+
 impl CandidateForm {
     /// A new candidate with the default policy on `provider_id`.
-    pub fn new(key: u32, provider_id: String) -> Self {
+    pub fn new(key: u32, provider_id: ProviderId) -> Self {
         let escalation = EscalationSettings::default();
         let policy = PolicyDocument::default();
         Self {
@@ -177,50 +208,59 @@ impl CandidateForm {
         }
     }
 
-    /// The section of `class` (transient or hard).
-    pub fn section(&self, class: Class) -> &SectionForm {
+    /// The section of `class`.
+    pub fn section(&self, class: SectionClass) -> &SectionForm {
         match class {
-            Class::Hard => &self.hard,
-            _ => &self.transient,
+            SectionClass::Transient => &self.transient,
+            SectionClass::Hard => &self.hard,
         }
     }
 
     /// The section of `class`, to change.
-    pub fn section_mut(&mut self, class: Class) -> &mut SectionForm {
+    pub fn section_mut(&mut self, class: SectionClass) -> &mut SectionForm {
         match class {
-            Class::Hard => &mut self.hard,
-            _ => &mut self.transient,
+            SectionClass::Transient => &mut self.transient,
+            SectionClass::Hard => &mut self.hard,
         }
     }
 
-    fn to_json(&self) -> Value {
-        let mut candidate = Map::new();
-        if let Some(id) = &self.id {
-            candidate.insert("id".into(), Value::String(id.clone()));
+    /// The request this card makes, and the errors of its number fields
+    /// (which read as 0 when they do not parse), at paths under `path`.
+    fn request(&self, path: &FieldPath, errors: &mut Vec<FieldError>) -> CandidateRequest {
+        let escalation = path.field("escalation");
+        CandidateRequest {
+            id: self.id.clone(),
+            provider_id: self.provider_id.clone(),
+            model: self.model.clone(),
+            enabled: self.enabled,
+            max_tokens: whole_number(&self.max_tokens, &path.field("max_tokens"), errors),
+            escalation: Some(EscalationRequest {
+                max_escalations: whole_number(
+                    &self.max_escalations,
+                    &escalation.field("max_escalations"),
+                    errors,
+                ),
+                ceiling_tokens: whole_number(
+                    &self.ceiling_tokens,
+                    &escalation.field("ceiling_tokens"),
+                    errors,
+                ),
+            }),
+            policy: Some(PolicyInput::new(json!({
+                "version": 2,
+                "transient": self.transient.to_json(),
+                "hard": self.hard.to_json(),
+            }))),
         }
-        candidate.insert(
-            "provider_id".into(),
-            Value::String(self.provider_id.clone()),
-        );
-        candidate.insert("model".into(), Value::String(self.model.clone()));
-        candidate.insert("enabled".into(), Value::Bool(self.enabled));
-        insert_number(&mut candidate, "max_tokens", &self.max_tokens);
-        let mut escalation = Map::new();
-        insert_number(&mut escalation, "max_escalations", &self.max_escalations);
-        insert_number(&mut escalation, "ceiling_tokens", &self.ceiling_tokens);
-        candidate.insert("escalation".into(), Value::Object(escalation));
-        candidate.insert(
-            "policy".into(),
-            json!({"version": 2, "transient": self.transient.to_json(), "hard": self.hard.to_json()}),
-        );
-        Value::Object(candidate)
     }
 }
 
 impl ProfileForm {
     /// A new profile: one candidate on the first provider.
     pub fn new_draft(providers: &[ProviderView]) -> Self {
-        let provider_id = providers.first().map(|p| p.id.clone()).unwrap_or_default();
+        let provider_id = providers
+            .first()
+            .map_or_else(|| ProviderId::new(""), |p| p.id.clone());
         Self {
             id: None,
             revision: None,
@@ -247,25 +287,40 @@ impl ProfileForm {
         }
     }
 
-    /// The API body these values make.
-    pub fn to_json(&self) -> Value {
-        let mut body = Map::new();
-        body.insert("name".into(), Value::String(self.name.clone()));
-        if let Some(revision) = self.revision {
-            body.insert("revision".into(), json!(revision));
-        }
-        body.insert(
-            "candidates".into(),
-            Value::Array(self.candidates.iter().map(CandidateForm::to_json).collect()),
-        );
-        Value::Object(body)
+    /// The request these values make, and the errors of the number fields
+    /// that do not parse.
+    pub fn request(&self) -> (ProfileRequest, Vec<FieldError>) {
+        let mut errors = Vec::new();
+        let candidates_path = FieldPath::root().field("candidates");
+        let candidates = self
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(index, candidate)| candidate.request(&candidates_path.index(index), &mut errors))
+            .collect();
+        let request = ProfileRequest {
+            name: self.name.clone(),
+            revision: self.revision,
+            candidates,
+        };
+        (request, errors)
     }
 
-    /// Every field error, from the same policy crate the server runs.
+    /// The request, ready for the checks (the same as the server's).
+    pub fn to_request(&self) -> Read<ProfileRequest> {
+        let (request, errors) = self.request();
+        Read::built(&request, errors)
+    }
+
+    /// Every field error, from the same checks the server runs.
     pub fn validate(&self) -> Vec<FieldError> {
-        policy::normalize_profile(&self.to_json(), self.id.is_some())
-            .err()
-            .unwrap_or_default()
+        let checked = if self.id.is_some() {
+            self.to_request()
+                .check(|request| request.check_update().map(|_| ()))
+        } else {
+            self.to_request().check(|request| request.check().map(|_| ()))
+        };
+        checked.err().unwrap_or_default()
     }
 
     /// The candidate with `key`.
@@ -308,7 +363,7 @@ impl ProfileForm {
                     .last()
                     .map(|candidate| candidate.provider_id.clone())
                     .or_else(|| providers.first().map(|p| p.id.clone()))
-                    .unwrap_or_default();
+                    .unwrap_or_else(|| ProviderId::new(""));
                 self.candidates
                     .push(CandidateForm::new(self.next_key, provider_id));
                 self.next_key += 1;
@@ -338,9 +393,9 @@ impl ProfileForm {
         };
         for (name, value) in pairs {
             match name.as_str() {
-                "id" => form.id = Some(value.clone()).filter(|id| !id.is_empty()),
-                "revision" => form.revision = value.trim().parse().ok(),
-                "name" => form.name = value.clone(),
+                "id" => form.id = Some(value.trim()).filter(|id| !id.is_empty()).map(ProfileId::new),
+                "revision" => form.revision = value.trim().parse().ok().map(Revision::new),
+                "name" => form.name.clone_from(value),
                 _ => {
                     if let Some((index, rest)) = split_candidate(name) {
                         // Bounded: a post cannot make the form grow without limit.
@@ -392,6 +447,14 @@ impl EditOp {
         }
     }
 
+    /// The structural edit a plain post asks for with its `op` button, if any.
+    pub fn from_pairs(pairs: &[(String, String)]) -> Option<Self> {
+        pairs
+            .iter()
+            .find(|(name, _)| name == "op")
+            .and_then(|(_, value)| Self::parse(value))
+    }
+
     /// The value of a plain form's `op` button: `add`, `up:1`, `down:0`, `remove:2`.
     pub fn parse(text: &str) -> Option<Self> {
         let (name, position) = match text.split_once(':') {
@@ -419,7 +482,7 @@ impl CandidateForm {
     /// A candidate as a plain post starts it: every checkbox unchecked until
     /// the post says otherwise.
     fn unchecked(key: u32) -> Self {
-        let mut candidate = Self::new(key, String::new());
+        let mut candidate = Self::new(key, ProviderId::new(""));
         candidate.enabled = false;
         candidate.max_tokens.clear();
         candidate.max_escalations.clear();
@@ -441,8 +504,8 @@ impl CandidateForm {
         let checked = !value.is_empty();
         match field {
             "key" => {}
-            "id" => self.id = Some(value.to_owned()).filter(|id| !id.is_empty()),
-            "provider_id" => self.provider_id = value.to_owned(),
+            "id" => self.id = Some(value.trim()).filter(|id| !id.is_empty()).map(CandidateId::new),
+            "provider_id" => self.provider_id = ProviderId::new(value),
             "model" => self.model = value.to_owned(),
             "enabled" => self.enabled = checked,
             "max_tokens" => self.max_tokens = value.to_owned(),
@@ -451,11 +514,11 @@ impl CandidateForm {
             _ => {
                 let Some((class, rest)) = field
                     .strip_prefix("policy.transient.")
-                    .map(|rest| (Class::Transient, rest))
+                    .map(|rest| (SectionClass::Transient, rest))
                     .or_else(|| {
                         field
                             .strip_prefix("policy.hard.")
-                            .map(|rest| (Class::Hard, rest))
+                            .map(|rest| (SectionClass::Hard, rest))
                     })
                 else {
                     return;
@@ -491,7 +554,7 @@ pub fn candidate_path(position: usize, field: &str) -> String {
 }
 
 /// The field path of a section's field: `candidates[1].policy.hard.retry.max_retries`.
-pub fn section_path(position: usize, class: Class, field: &str) -> String {
+pub fn section_path(position: usize, class: SectionClass, field: &str) -> String {
     format!("candidates[{position}].policy.{}.{field}", class.as_str())
 }
 
@@ -504,14 +567,14 @@ mod tests {
         ProviderView {
             id: "p1".into(),
             name: "Anthropic".into(),
-            kind: "anthropic".into(),
-            family: "anthropic".into(),
+            kind: policy::ProviderKind::Anthropic,
+            family: policy::ProviderFamily::Anthropic,
             base_url: "https://api.anthropic.com".into(),
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
             api_key_env_set: false,
-            revision: 1,
-            created_at: String::new(),
-            updated_at: String::new(),
+            revision: Revision::FIRST,
+            created_at: api::Timestamp::from_millis(0),
+            updated_at: api::Timestamp::from_millis(0),
         }
     }
 
@@ -574,7 +637,7 @@ mod tests {
     #[test]
     fn round_trips_through_the_stored_shape() {
         let form = valid_draft();
-        let draft = policy::normalize_profile(&form.to_json(), false).unwrap();
+        let draft = form.to_request().check(ProfileRequest::check).unwrap();
         assert_eq!(draft.candidates[0].policy, PolicyDocument::default());
         assert_eq!(
             draft.candidates[0].escalation,
@@ -599,7 +662,7 @@ mod tests {
         assert_eq!(keys(&form), [2, 0, 1], "moves past either end do nothing");
         form.apply(&EditOp::Remove(1), &[]);
         assert_eq!(keys(&form), [2, 1]);
-        assert_eq!(form.candidates[0].provider_id, "p1");
+        assert_eq!(form.candidates[0].provider_id.as_str(), "p1");
     }
 
     #[test]
@@ -617,7 +680,7 @@ mod tests {
     fn a_plain_post_reads_back_into_the_same_form() {
         let mut form = valid_draft();
         form.id = Some("profile-1".into());
-        form.revision = Some(3);
+        form.revision = Some(Revision::new(3));
         form.candidates[0].id = Some("c-1".into());
         form.candidates[0].hard.retry_enabled = true;
         form.candidates[0].transient.reset_wait_enabled = false;
@@ -629,7 +692,10 @@ mod tests {
     /// What a browser posts for `form`: checked boxes only.
     fn form_pairs(form: &ProfileForm) -> Vec<(String, String)> {
         let mut pairs = vec![
-            ("id".to_owned(), form.id.clone().unwrap_or_default()),
+            (
+                "id".to_owned(),
+                form.id.as_ref().map(ToString::to_string).unwrap_or_default(),
+            ),
             (
                 "revision".to_owned(),
                 form.revision.map(|r| r.to_string()).unwrap_or_default(),
@@ -638,8 +704,11 @@ mod tests {
         ];
         for (position, candidate) in form.candidates.iter().enumerate() {
             let path = |field: &str| candidate_path(position, field);
-            pairs.push((path("id"), candidate.id.clone().unwrap_or_default()));
-            pairs.push((path("provider_id"), candidate.provider_id.clone()));
+            pairs.push((
+                path("id"),
+                candidate.id.as_ref().map(ToString::to_string).unwrap_or_default(),
+            ));
+            pairs.push((path("provider_id"), candidate.provider_id.to_string()));
             pairs.push((path("model"), candidate.model.clone()));
             if candidate.enabled {
                 pairs.push((path("enabled"), "on".into()));
@@ -653,7 +722,7 @@ mod tests {
                 path("escalation.ceiling_tokens"),
                 candidate.ceiling_tokens.clone(),
             ));
-            for class in [Class::Transient, Class::Hard] {
+            for class in SectionClass::ALL {
                 let section = candidate.section(class);
                 let path = |field: &str| section_path(position, class, field);
                 if section.retry_enabled {

@@ -1,7 +1,7 @@
+use api::{ApiError, FieldError, ProfileId, ProfileRequest, ProviderView};
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 use leptos_router::NavigateOptions;
-use policy::FieldError;
 use serde::{Deserialize, Serialize};
 
 use super::candidate_card::CandidateCard;
@@ -10,7 +10,6 @@ use super::form::{EditOp, ProfileForm};
 use super::op_button::OpButton;
 use super::unsaved_guard::guard_unsaved_changes;
 use crate::components::{input_id, message_id, with_server_errors, FieldErrors, FieldMessage};
-use crate::model::{ApiError, ProviderView};
 use crate::server_fns::save_profile;
 
 /// What the editor starts from: the form, the providers to choose from, and
@@ -69,8 +68,8 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
     guard_unsaved_changes(dirty);
 
     let navigate = use_navigate();
-    let save = Action::new(move |(id, body): &(Option<String>, String)| {
-        save_profile(id.clone(), body.clone())
+    let save = Action::new(move |(id, request): &(Option<ProfileId>, ProfileRequest)| {
+        save_profile(id.clone(), request.clone())
     });
     Effect::new(move |_| {
         let Some(result) = save.value().get() else {
@@ -87,20 +86,17 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
                     NavigateOptions::default(),
                 );
             }
-            Err(ApiError::Invalid(found)) => {
-                server_errors.set((form.get_untracked(), found));
-                notice.set(Some(
-                    "The server refused some values: see the marked fields.".to_owned(),
-                ));
+            Err(error @ ApiError::Invalid { .. }) => {
+                server_errors.set((form.get_untracked(), error.field_errors().to_vec()));
+                notice.set(Some(error.to_string()));
             }
             Err(other) => notice.set(Some(other.to_string())),
         }
     });
     let submit = move || {
         if client_errors.with_untracked(|errors| errors.is_empty()) {
-            let (id, body) =
-                form.with_untracked(|form| (form.id.clone(), form.to_json().to_string()));
-            save.dispatch((id, body));
+            let (id, request) = form.with_untracked(|form| (form.id.clone(), form.request().0));
+            save.dispatch((id, request));
         }
     };
 
@@ -146,7 +142,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
                 submit();
             }
         >
-            <input type="hidden" name="id" value=move || form.with(|f| f.id.clone().unwrap_or_default()) />
+            <input type="hidden" name="id" value=move || form.with(|f| f.id.as_ref().map(ToString::to_string).unwrap_or_default()) />
             <input
                 type="hidden"
                 name="revision"

@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use policy::{schedule, Class};
+use policy::{schedule, SectionClass};
 
 use super::context::EditorContext;
 use super::summary::schedule_sentence;
@@ -7,7 +7,7 @@ use super::summary::schedule_sentence;
 /// A section's derived schedule, from the policy crate on every keystroke:
 /// a sentence, and a timeline with a mark per retry.
 #[component]
-pub fn ScheduleView(key: u32, class: Class) -> impl IntoView {
+pub fn ScheduleView(key: u32, class: SectionClass) -> impl IntoView {
     let context = EditorContext::get();
     let section = Memo::new(move |_| {
         context.form.with(|form| {
@@ -36,7 +36,7 @@ pub fn ScheduleView(key: u32, class: Class) -> impl IntoView {
     };
     view! {
         <div class="schedule-view">
-            <p class="schedule" aria-live="polite">{sentence}</p>
+            <p class="schedule" role="status">{sentence}</p>
             <div class="timeline" aria-hidden="true">
                 <span class="timeline-axis"></span>
                 <span class="timeline-mark start" style="left: 0%"></span>

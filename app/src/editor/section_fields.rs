@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use policy::{Class, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS};
+use policy::{SectionClass, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS};
 
 use super::context::EditorContext;
 use super::form::{section_path, SectionForm};
@@ -10,7 +10,7 @@ use crate::components::{CheckField, FieldMessage, NumberField};
 /// which errors it covers, in words, then its retry, reset wait and
 /// exhausted outcome, then the schedule they make.
 #[component]
-pub fn SectionFields(key: u32, class: Class) -> impl IntoView {
+pub fn SectionFields(key: u32, class: SectionClass) -> impl IntoView {
     let context = EditorContext::get();
     let form = context.form;
     let position = Memo::new(move |_| form.with(|form| form.position(key).unwrap_or(0)));
@@ -51,12 +51,13 @@ pub fn SectionFields(key: u32, class: Class) -> impl IntoView {
     };
 
     let (heading, css) = match class {
-        Class::Hard => ("Hard errors", "policy-section hard"),
-        _ => ("Transient errors", "policy-section transient"),
+        SectionClass::Transient => ("Transient errors", "policy-section transient"),
+        SectionClass::Hard => ("Hard errors", "policy-section hard"),
     };
     let heading_id = move || format!("c{key}-{}-heading", class.as_str());
     let outcome_id = move || format!("c{key}-{}-outcome", class.as_str());
     let covered = class
+        .class()
         .codes()
         .iter()
         .map(|code| match code.family() {
@@ -73,7 +74,7 @@ pub fn SectionFields(key: u32, class: Class) -> impl IntoView {
         <section class=css role="group" aria-labelledby=heading_id>
             <h3 id=heading_id>{heading}</h3>
             <p class="section-explanation">
-                {class.explanation()} <br /> <span class="codes">"Covers: " {covered} "."</span>
+                {class.class().explanation()} <br /> <span class="codes">"Covers: " {covered} "."</span>
             </p>
             <div class="section-grid">
                 <CheckField

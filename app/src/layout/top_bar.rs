@@ -13,7 +13,6 @@ pub fn TopBar() -> impl IntoView {
                 <ul>
                     <li><A href="/profiles">"Profiles"</A></li>
                     <li><A href="/providers">"Providers"</A></li>
-                    <li><A href="/tasks">"Tasks"</A></li>
                 </ul>
             </nav>
         </header>

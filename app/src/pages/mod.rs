@@ -5,11 +5,9 @@ mod not_found;
 mod profile_edit;
 mod profiles;
 mod providers;
-mod tasks;
 
 pub use home::HomePage;
 pub use not_found::NotFoundPage;
 pub use profile_edit::ProfileEditPage;
 pub use profiles::ProfilesPage;
 pub use providers::ProvidersPage;
-pub use tasks::TasksPage;

@@ -10,7 +10,7 @@ use crate::server_fns::load_profile_editor;
 #[component]
 pub fn ProfileEditPage() -> impl IntoView {
     let params = use_params_map();
-    let id = Memo::new(move |_| params.with(|params| params.get("id")));
+    let id = Memo::new(move |_| params.with(|params| params.get("id").map(api::ProfileId::new)));
     // Only on the server, answering a plain form post: show what was sent.
     let submission = use_context::<EditorSubmission>();
     let data = Resource::new(

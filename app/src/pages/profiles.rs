@@ -3,7 +3,7 @@ use leptos_meta::Title;
 
 use crate::components::ErrorNotice;
 use crate::editor::policy_summary;
-use crate::model::{ProfileView, ProviderView};
+use api::{ProfileView, ProviderView};
 use crate::server_fns::list_profiles;
 
 /// The dynamic profiles list: each profile with its candidates in order and
@@ -53,7 +53,7 @@ fn ProfileItem(profile: ProfileView, providers: Vec<ProviderView>) -> impl IntoV
     let provider_name = move |id: &str| {
         providers
             .iter()
-            .find(|provider| provider.id == id)
+            .find(|provider| provider.id.as_str() == id)
             .map(|provider| provider.name.clone())
             .unwrap_or_else(|| "missing provider".to_owned())
     };
@@ -69,7 +69,7 @@ fn ProfileItem(profile: ProfileView, providers: Vec<ProviderView>) -> impl IntoV
                         view! {
                             <li>
                                 <span class="model">{candidate.model.clone()}</span>
-                                " on " {provider_name(&candidate.provider_id)} {state} <br />
+                                " on " {provider_name(candidate.provider_id.as_str())} {state} <br />
                                 <span class="summary">{policy_summary(&candidate.policy)}</span>
                             </li>
                         }

@@ -2,7 +2,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::components::ErrorNotice;
-use crate::model::ProviderView;
+use api::{KeyEnvRules, ProviderView};
 use crate::providers::{ProviderForm, ProviderFormView, ProviderSubmission};
 use crate::server_fns::{list_providers, ProvidersData};
 
@@ -25,7 +25,7 @@ pub fn ProvidersPage() -> impl IntoView {
                 let submission = submission.clone();
                 data.get()
                     .map(move |result| match result {
-                        Ok(ProvidersData { providers, allowed_key_envs }) => {
+                        Ok(ProvidersData { providers, key_envs }) => {
                             let (add_form, add_errors, add_notice) = match &submission {
                                 Some(sent) if sent.form.id.is_none() => {
                                     (sent.form.clone(), sent.errors.clone(), sent.notice.clone())
@@ -45,13 +45,13 @@ pub fn ProvidersPage() -> impl IntoView {
                                         .map(|provider| {
                                             let sent = submission
                                                 .as_ref()
-                                                .filter(|sent| sent.form.id.as_deref() == Some(provider.id.as_str()))
+                                                .filter(|sent| sent.form.id.as_ref() == Some(&provider.id))
                                                 .cloned();
                                             view! {
                                                 <ProviderItem
                                                     provider
                                                     sent
-                                                    allowed_key_envs=allowed_key_envs.clone()
+                                                    key_envs=key_envs.clone()
                                                     on_saved
                                                 />
                                             }
@@ -64,7 +64,7 @@ pub fn ProvidersPage() -> impl IntoView {
                                         initial=add_form
                                         refused=add_errors
                                         first_notice=add_notice
-                                        allowed_key_envs
+                                        key_envs
                                         on_saved
                                     />
                                 </section>
@@ -83,7 +83,7 @@ pub fn ProvidersPage() -> impl IntoView {
 fn ProviderItem(
     provider: ProviderView,
     sent: Option<ProviderSubmission>,
-    allowed_key_envs: Vec<String>,
+    key_envs: KeyEnvRules,
     on_saved: Callback<ProviderView>,
 ) -> impl IntoView {
     let key = match (&provider.api_key_env, provider.api_key_env_set) {
@@ -106,14 +106,14 @@ fn ProviderItem(
         <li class="card provider-item" aria-labelledby=item_label>
             <h2 id=heading_id>{provider.name.clone()}</h2>
             <dl class="facts">
-                <dt>"Kind"</dt><dd>{provider.kind.clone()}</dd>
-                <dt>"Error family"</dt><dd>{provider.family.clone()}</dd>
+                <dt>"Kind"</dt><dd>{provider.kind.as_str()}</dd>
+                <dt>"Error family"</dt><dd>{provider.family.as_str()}</dd>
                 <dt>"Base URL"</dt><dd>{if provider.base_url.is_empty() { "none".to_owned() } else { provider.base_url.clone() }}</dd>
                 <dt>"Key variable"</dt><dd class=key_class>{key}</dd>
             </dl>
             <details open=open>
                 <summary>"Edit " {provider.name.clone()}</summary>
-                <ProviderFormView initial refused first_notice=notice allowed_key_envs on_saved />
+                <ProviderFormView initial refused first_notice=notice key_envs on_saved />
             </details>
         </li>
     }

@@ -1,25 +1,24 @@
-//! The provider form's state: what the user typed, and the API body that the
-//! policy crate validates exactly as the server does.
+//! The provider form's state: what the user typed, and the typed request
+//! the `api` crate checks exactly as the server does.
 
-use policy::{FieldError, ProviderKind};
+use api::read::Read;
+use api::{FieldError, KeyEnvRules, ProviderId, ProviderRequest, ProviderView, Revision};
+use policy::{ProviderFamily, ProviderKind};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
-
-use crate::model::ProviderView;
 
 /// A provider form (add or edit).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderForm {
     /// The stored provider's id; `None` when adding.
-    pub id: Option<String>,
+    pub id: Option<ProviderId>,
     /// The revision it was loaded at.
-    pub revision: Option<i64>,
+    pub revision: Option<Revision>,
     /// Name as typed.
     pub name: String,
-    /// Kind (`anthropic`, ...).
-    pub kind: String,
-    /// Family, or empty for the kind's default.
-    pub family: String,
+    /// The kind chosen.
+    pub kind: ProviderKind,
+    /// The family chosen; `None` for the kind's own.
+    pub family: Option<ProviderFamily>,
     /// Base URL as typed.
     pub base_url: String,
     /// Key variable name as typed.
@@ -30,8 +29,13 @@ impl ProviderForm {
     /// An empty form for a new provider.
     pub fn new_provider() -> Self {
         Self {
-            kind: ProviderKind::Anthropic.as_str().to_owned(),
-            ..Self::default()
+            id: None,
+            revision: None,
+            name: String::new(),
+            kind: ProviderKind::Anthropic,
+            family: None,
+            base_url: String::new(),
+            api_key_env: String::new(),
         }
     }
 
@@ -41,56 +45,63 @@ impl ProviderForm {
             id: Some(view.id.clone()),
             revision: Some(view.revision),
             name: view.name.clone(),
-            kind: view.kind.clone(),
-            family: view.family.clone(),
+            kind: view.kind,
+            family: Some(view.family),
             base_url: view.base_url.clone(),
             api_key_env: view.api_key_env.clone().unwrap_or_default(),
         }
     }
 
-    /// The API body: empty optional fields are left out.
-    pub fn to_json(&self) -> Value {
-        let mut body = Map::new();
-        body.insert("name".into(), json!(self.name));
-        body.insert("kind".into(), json!(self.kind));
-        for (name, value) in [
-            ("family", &self.family),
-            ("base_url", &self.base_url),
-            ("api_key_env", &self.api_key_env),
-        ] {
-            if !value.trim().is_empty() {
-                body.insert(name.into(), json!(value.trim()));
-            }
+    /// The request these values make: empty optional fields are left out.
+    pub fn request(&self) -> ProviderRequest {
+        let optional = |text: &str| Some(text.trim().to_owned()).filter(|text| !text.is_empty());
+        ProviderRequest {
+            name: self.name.clone(),
+            kind: self.kind,
+            family: self.family,
+            base_url: optional(&self.base_url),
+            api_key_env: optional(&self.api_key_env),
+            revision: self.revision,
         }
-        if let Some(revision) = self.revision {
-            body.insert("revision".into(), json!(revision));
-        }
-        Value::Object(body)
     }
 
-    /// Every field error, from the policy crate.
-    pub fn validate(&self, allowed_key_envs: &[String]) -> Vec<FieldError> {
-        let body = self.to_json();
-        let result = if self.id.is_some() {
-            policy::normalize_provider_update(&body, allowed_key_envs)
+    /// [`ProviderForm::request`], ready for the checks.
+    pub fn to_request(&self) -> Read<ProviderRequest> {
+        Read::clean(&self.request())
+    }
+
+    /// Every field error, from the same checks the server runs.
+    pub fn validate(&self, keys: &KeyEnvRules) -> Vec<FieldError> {
+        let request = self.to_request();
+        let checked = if self.id.is_some() {
+            request.check(|request| request.check_update(keys).map(|_| ()))
         } else {
-            policy::normalize_provider(&body, allowed_key_envs)
+            request.check(|request| request.check(keys).map(|_| ()))
         };
-        result.err().unwrap_or_default()
+        checked.err().unwrap_or_default()
     }
 
-    /// The form a plain HTML post describes.
+    /// The form a plain HTML post describes. A kind or family the form does
+    /// not offer leaves the field as it starts.
     pub fn from_pairs(pairs: &[(String, String)]) -> Self {
-        let mut form = Self::default();
+        let mut form = Self::new_provider();
         for (name, value) in pairs {
             match name.as_str() {
-                "id" => form.id = Some(value.clone()).filter(|id| !id.is_empty()),
-                "revision" => form.revision = value.trim().parse().ok(),
-                "name" => form.name = value.clone(),
-                "kind" => form.kind = value.clone(),
-                "family" => form.family = value.clone(),
-                "base_url" => form.base_url = value.clone(),
-                "api_key_env" => form.api_key_env = value.clone(),
+                "id" => form.id = Some(value.trim()).filter(|id| !id.is_empty()).map(ProviderId::new),
+                "revision" => form.revision = value.trim().parse().ok().map(Revision::new),
+                "name" => form.name.clone_from(value),
+                "kind" => {
+                    if let Some(kind) = ProviderKind::ALL.into_iter().find(|kind| kind.as_str() == value) {
+                        form.kind = kind;
+                    }
+                }
+                "family" => {
+                    form.family = ProviderFamily::ALL
+                        .into_iter()
+                        .find(|family| family.as_str() == value);
+                }
+                "base_url" => form.base_url.clone_from(value),
+                "api_key_env" => form.api_key_env.clone_from(value),
                 _ => {}
             }
         }
@@ -108,18 +119,31 @@ mod tests {
         form.name = "Anthropic".into();
         form.base_url = "https://api.anthropic.com".into();
         form.api_key_env = "ANTHROPIC_API_KEY".into();
-        assert_eq!(form.validate(&[]), vec![]);
+        let none = KeyEnvRules::default();
+        assert_eq!(form.validate(&none), vec![]);
         form.api_key_env = "VAULT_TOKEN".into();
-        assert_eq!(form.validate(&[])[0].field, "api_key_env");
-        assert_eq!(form.validate(&["VAULT_TOKEN".to_owned()]), vec![]);
-        form.kind = "simulated".into();
+        assert_eq!(form.validate(&none)[0].field, "api_key_env");
+        assert_eq!(form.validate(&KeyEnvRules::new(vec!["VAULT_TOKEN".into()])), vec![]);
+        form.kind = ProviderKind::Simulated;
         form.base_url.clear();
-        form.api_key_env.clear();
-        assert_eq!(
-            form.to_json(),
-            json!({"name": "Anthropic", "kind": "simulated"})
-        );
-        assert_eq!(form.validate(&[]), vec![]);
+        form.api_key_env = "  ".into();
+        assert_eq!(form.validate(&none), vec![]);
+        let spec = form
+            .to_request()
+            .check(|request| request.check(&none))
+            .unwrap();
+        assert_eq!((spec.base_url.as_str(), spec.api_key_env), ("", None));
+    }
+
+    #[test]
+    fn an_edit_needs_its_revision() {
+        let mut form = ProviderForm::new_provider();
+        form.id = Some("p1".into());
+        form.name = "Local".into();
+        form.kind = ProviderKind::Simulated;
+        assert_eq!(form.validate(&KeyEnvRules::default())[0].field, "revision");
+        form.revision = Some(Revision::new(2));
+        assert_eq!(form.validate(&KeyEnvRules::default()), vec![]);
     }
 
     #[test]
@@ -138,8 +162,8 @@ mod tests {
         .collect();
         let form = ProviderForm::from_pairs(&pairs);
         assert_eq!(
-            (form.id.as_deref(), form.revision, form.kind.as_str()),
-            (Some("p1"), Some(2), "openai")
+            (form.id.as_ref().map(ProviderId::as_str), form.revision, form.kind, form.family),
+            (Some("p1"), Some(Revision::new(2)), ProviderKind::Openai, None)
         );
     }
 }

@@ -1,9 +1,9 @@
+use api::{ApiError, FieldError, KeyEnvRules, ProviderId, ProviderRequest, ProviderView};
 use leptos::prelude::*;
-use policy::{FieldError, ProviderFamily, ProviderKind};
+use policy::{ProviderFamily, ProviderKind};
 
 use super::form::ProviderForm;
 use crate::components::{input_id, with_server_errors, FieldErrors, FieldMessage};
-use crate::model::{ApiError, ProviderView};
 use crate::server_fns::save_provider;
 
 /// Provided by the server when it renders the providers page in answer to a
@@ -25,22 +25,22 @@ pub fn ProviderFormView(
     initial: ProviderForm,
     #[prop(optional)] refused: Vec<FieldError>,
     #[prop(optional_no_strip)] first_notice: Option<String>,
-    allowed_key_envs: Vec<String>,
+    key_envs: KeyEnvRules,
     on_saved: Callback<ProviderView>,
 ) -> impl IntoView {
     let form = RwSignal::new(initial.clone());
     let server_errors = RwSignal::new((initial.clone(), refused));
-    let allowed = StoredValue::new(allowed_key_envs);
+    let keys = StoredValue::new(key_envs);
     let client_errors =
-        Memo::new(move |_| form.with(|form| allowed.with_value(|allowed| form.validate(allowed))));
+        Memo::new(move |_| form.with(|form| keys.with_value(|keys| form.validate(keys))));
     let errors = with_server_errors(form, client_errors, server_errors);
     let notice = RwSignal::new(first_notice);
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
 
     let is_new = initial.id.is_none();
-    let save = Action::new(move |(id, body): &(Option<String>, String)| {
-        save_provider(id.clone(), body.clone())
+    let save = Action::new(move |(id, request): &(Option<ProviderId>, ProviderRequest)| {
+        save_provider(id.clone(), request.clone())
     });
     Effect::new(move |_| {
         let Some(result) = save.value().get() else {
@@ -57,14 +57,14 @@ pub fn ProviderFormView(
                 }
                 on_saved.run(provider);
             }
-            Err(ApiError::Invalid(found)) => server_errors.set((form.get_untracked(), found)),
+            Err(ApiError::Invalid { errors }) => server_errors.set((form.get_untracked(), errors)),
             Err(other) => notice.set(Some(other.to_string())),
         }
     });
 
     let prefix = StoredValue::new(format!(
         "{}-",
-        initial.id.clone().unwrap_or_else(|| "new".to_owned())
+        initial.id.as_ref().map_or("new", ProviderId::as_str)
     ));
     let id_of = move |field: &str| format!("{}{}", prefix.get_value(), input_id(field));
     let field_errors = FieldErrors::new(errors, prefix.get_value());
@@ -82,8 +82,8 @@ pub fn ProviderFormView(
     let invalid = move |field: &'static str| {
         move || errors.with(|errors| errors.iter().any(|e| e.field == field))
     };
-    let kind = text(|form| form.kind.clone());
-    let family = text(|form| form.family.clone());
+    let kind = text(|form| form.kind.as_str().to_owned());
+    let family = text(|form| form.family.map_or("", ProviderFamily::as_str).to_owned());
     let cannot_save =
         move || hydrated.get() && (client_errors.with(|e| !e.is_empty()) || save.pending().get());
 
@@ -133,12 +133,12 @@ pub fn ProviderFormView(
             on:submit=move |ev| {
                 ev.prevent_default();
                 if client_errors.with_untracked(Vec::is_empty) {
-                    let (id, body) = form.with_untracked(|form| (form.id.clone(), form.to_json().to_string()));
-                    save.dispatch((id, body));
+                    let (id, request) = form.with_untracked(|form| (form.id.clone(), form.request()));
+                    save.dispatch((id, request));
                 }
             }
         >
-            <input type="hidden" name="id" value=initial.id.clone().unwrap_or_default() />
+            <input type="hidden" name="id" value=initial.id.as_ref().map(ProviderId::to_string).unwrap_or_default() />
             <input type="hidden" name="revision" value=move || form.with(|f| f.revision.map(|r| r.to_string()).unwrap_or_default()) />
             {text_field("name", "Name", "How profiles will show it.", |form| &form.name, |form, value| form.name = value)}
             <div class="field">
@@ -147,7 +147,12 @@ pub fn ProviderFormView(
                     id=id_of("kind")
                     name="kind"
                     prop:value=move || kind.get()
-                    on:change=move |ev| form.update(|form| form.kind = event_target_value(&ev))
+                    on:change=move |ev| {
+                        let chosen = event_target_value(&ev);
+                        if let Some(kind) = ProviderKind::ALL.into_iter().find(|kind| kind.as_str() == chosen) {
+                            form.update(|form| form.kind = kind);
+                        }
+                    }
                 >
                     {ProviderKind::ALL
                         .iter()
@@ -165,7 +170,11 @@ pub fn ProviderFormView(
                     id=id_of("family")
                     name="family"
                     prop:value=move || family.get()
-                    on:change=move |ev| form.update(|form| form.family = event_target_value(&ev))
+                    on:change=move |ev| {
+                        let chosen = event_target_value(&ev);
+                        let family = ProviderFamily::ALL.into_iter().find(|family| family.as_str() == chosen);
+                        form.update(|form| form.family = family);
+                    }
                 >
                     <option value="" selected=move || family.get().is_empty()>"The kind's own"</option>
                     {ProviderFamily::ALL

@@ -1,9 +1,8 @@
+use api::{ApiError, ProfileView, ProviderView};
 use leptos::prelude::*;
 
-use crate::model::{ApiError, ProfileView, ProviderView};
-
 /// Every profile and every provider (to name each candidate's provider).
-#[server(prefix = "/fn")]
+#[server(prefix = "/fn", endpoint = "list_profiles")]
 pub async fn list_profiles() -> Result<(Vec<ProfileView>, Vec<ProviderView>), ApiError> {
     crate::backend::with_status(
         async move {

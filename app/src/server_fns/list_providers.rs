@@ -1,26 +1,25 @@
+use api::{ApiError, KeyEnvRules, ProviderView};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
-
-use crate::model::{ApiError, ProviderView};
 
 /// The providers page's data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProvidersData {
     /// Every provider, by name.
     pub providers: Vec<ProviderView>,
-    /// Variable names the server allows for keys beyond `*_API_KEY`.
-    pub allowed_key_envs: Vec<String>,
+    /// Which key variables the server lets providers use.
+    pub key_envs: KeyEnvRules,
 }
 
 /// Every provider, and which key variables the server allows.
-#[server(prefix = "/fn")]
+#[server(prefix = "/fn", endpoint = "list_providers")]
 pub async fn list_providers() -> Result<ProvidersData, ApiError> {
     crate::backend::with_status(
         async move {
             let backend = crate::backend::backend()?;
             Ok(ProvidersData {
                 providers: backend.list_providers().await?,
-                allowed_key_envs: backend.allowed_key_envs(),
+                key_envs: backend.key_env_rules(),
             })
         }
         .await,

@@ -1,12 +1,12 @@
+use api::{ApiError, ProfileId};
 use leptos::prelude::*;
 
 use crate::editor::EditorData;
-use crate::model::ApiError;
 
 /// The editor's starting point: the stored profile (or a new draft) and the
 /// providers to choose from.
-#[server(prefix = "/fn")]
-pub async fn load_profile_editor(id: Option<String>) -> Result<EditorData, ApiError> {
+#[server(prefix = "/fn", endpoint = "load_profile_editor")]
+pub async fn load_profile_editor(id: Option<ProfileId>) -> Result<EditorData, ApiError> {
     crate::backend::with_status(
         async move {
             let backend = crate::backend::backend()?;

@@ -1,17 +1,15 @@
+use api::{ApiError, ProfileId, ProfileRequest, ProfileView};
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 
-use crate::model::{ApiError, ProfileView};
-
-/// Create (`id` `None`) or update a profile. `body` is the API's JSON body,
-/// so the browser and the API are validated by the same code.
-#[server(prefix = "/fn")]
-pub async fn save_profile(id: Option<String>, body: String) -> Result<ProfileView, ApiError> {
+/// Create (`id` `None`) or update a profile, with the same request type and
+/// checks as the JSON API.
+#[server(prefix = "/fn", endpoint = "save_profile", input = Json)]
+pub async fn save_profile(
+    id: Option<ProfileId>,
+    request: ProfileRequest,
+) -> Result<ProfileView, ApiError> {
     crate::backend::with_status(
-        async move {
-            let body = serde_json::from_str(&body)
-                .map_err(|error| ApiError::Transport(error.to_string()))?;
-            crate::backend::backend()?.save_profile(id, body).await
-        }
-        .await,
+        async move { crate::backend::backend()?.save_profile(id, request).await }.await,
     )
 }

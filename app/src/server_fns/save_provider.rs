@@ -1,16 +1,15 @@
+use api::{ApiError, ProviderId, ProviderRequest, ProviderView};
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 
-use crate::model::{ApiError, ProviderView};
-
-/// Create (`id` `None`) or update a provider from the API's JSON body.
-#[server(prefix = "/fn")]
-pub async fn save_provider(id: Option<String>, body: String) -> Result<ProviderView, ApiError> {
+/// Create (`id` `None`) or update a provider, with the same request type and
+/// checks as the JSON API.
+#[server(prefix = "/fn", endpoint = "save_provider", input = Json)]
+pub async fn save_provider(
+    id: Option<ProviderId>,
+    request: ProviderRequest,
+) -> Result<ProviderView, ApiError> {
     crate::backend::with_status(
-        async move {
-            let body = serde_json::from_str(&body)
-                .map_err(|error| ApiError::Transport(error.to_string()))?;
-            crate::backend::backend()?.save_provider(id, body).await
-        }
-        .await,
+        async move { crate::backend::backend()?.save_provider(id, request).await }.await,
     )
 }

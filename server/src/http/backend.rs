@@ -1,74 +1,62 @@
 //! The app's [`Backend`], over the services: what server functions call.
 
+use api::read::Read;
+use api::{
+    ApiError, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest,
+    ProviderView,
+};
 use app::backend::Backend;
-use app::model::{ApiError, ProfileView, ProviderView};
-use serde_json::Value;
 
-use super::views::{profile_view, provider_view};
 use crate::error::AppError;
 use crate::services::Services;
 
-impl From<AppError> for ApiError {
-    fn from(error: AppError) -> Self {
-        match error {
-            AppError::Invalid(errors) => Self::Invalid(errors),
-            AppError::NotFound { .. } => Self::NotFound(error.to_string()),
-            AppError::StaleRevision { current, .. } => Self::Stale {
-                current_revision: current,
-            },
-            AppError::InUse(message) => Self::InUse(message),
-            AppError::Internal(detail) => {
-                tracing::error!(%detail, "internal error");
-                Self::Internal("see the server log".to_owned())
-            }
-            other => Self::Transport(other.to_string()),
-        }
-    }
-}
-
 #[async_trait::async_trait]
 impl Backend for Services {
-    fn allowed_key_envs(&self) -> Vec<String> {
-        self.allowed_key_envs.to_vec()
+    fn key_env_rules(&self) -> KeyEnvRules {
+        self.key_envs.clone()
     }
 
     async fn list_providers(&self) -> Result<Vec<ProviderView>, ApiError> {
-        Ok(Services::list_providers(self)
-            .await?
-            .into_iter()
-            .map(provider_view)
-            .collect())
+        Services::list_providers(self)
+            .await
+            .map_err(AppError::into_api_error)
     }
 
     async fn save_provider(
         &self,
-        id: Option<String>,
-        body: Value,
+        id: Option<ProviderId>,
+        request: ProviderRequest,
     ) -> Result<ProviderView, ApiError> {
-        let provider = match id {
-            Some(id) => self.update_provider(&id, &body).await?,
-            None => self.create_provider(&body).await?,
-        };
-        Ok(provider_view(provider))
+        let request = Read::clean(&request);
+        match id {
+            Some(id) => self.update_provider(&id, request).await,
+            None => self.create_provider(request).await,
+        }
+        .map_err(AppError::into_api_error)
     }
 
     async fn list_profiles(&self) -> Result<Vec<ProfileView>, ApiError> {
-        Ok(Services::list_profiles(self)
-            .await?
-            .into_iter()
-            .map(profile_view)
-            .collect())
+        Services::list_profiles(self)
+            .await
+            .map_err(AppError::into_api_error)
     }
 
-    async fn get_profile(&self, id: &str) -> Result<ProfileView, ApiError> {
-        Ok(profile_view(Services::get_profile(self, id).await?))
+    async fn get_profile(&self, id: &ProfileId) -> Result<ProfileView, ApiError> {
+        Services::get_profile(self, id)
+            .await
+            .map_err(AppError::into_api_error)
     }
 
-    async fn save_profile(&self, id: Option<String>, body: Value) -> Result<ProfileView, ApiError> {
-        let profile = match id {
-            Some(id) => self.update_profile(&id, &body).await?,
-            None => self.create_profile(&body).await?,
-        };
-        Ok(profile_view(profile))
+    async fn save_profile(
+        &self,
+        id: Option<ProfileId>,
+        request: ProfileRequest,
+    ) -> Result<ProfileView, ApiError> {
+        let request = Read::clean(&request);
+        match id {
+            Some(id) => self.update_profile(&id, request).await,
+            None => self.create_profile(request).await,
+        }
+        .map_err(AppError::into_api_error)
     }
 }

@@ -1,6 +1,6 @@
-use catalogue::{CatalogueClassification, Evidence, EvidenceError};
-use policy::{ErrorCode, FieldError, FieldPath};
-use serde_json::Value;
+use api::read::Read;
+use api::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Timestamp};
+use catalogue::{CatalogueClassification, DropReason, Evidence, Transport};
 
 use super::Services;
 use crate::error::AppError;
@@ -8,22 +8,60 @@ use crate::error::AppError;
 impl Services {
     /// Classify one piece of evidence (SPEC 2.1) with the catalogue; a missing
     /// `observed_at` means now.
-    pub fn classify(&self, body: &Value) -> Result<CatalogueClassification, AppError> {
-        let evidence = Evidence::from_json_value(body)
-            .map_err(|error| AppError::Invalid(vec![field_error(&error)]))?;
-        Ok(catalogue::classify(&evidence, self.clock.now_ms()))
+    pub fn classify(&self, request: Read<EvidenceRequest>) -> Result<Classification, AppError> {
+        let request = request.check(EvidenceRequest::check)?;
+        let verdict = catalogue::classify(&evidence(&request), self.clock.now().as_millis());
+        Ok(classification(verdict))
     }
 }
 
-/// An evidence error as a field error, so the API answers it like every other.
-fn field_error(error: &EvidenceError) -> FieldError {
-    let root = FieldPath::root();
-    let (path, code) = match error {
-        EvidenceError::NotJson(_) | EvidenceError::NotAnObject => (root, ErrorCode::Type),
-        EvidenceError::MissingProvider => (root.field("provider"), ErrorCode::Required),
-        EvidenceError::WrongType { field, .. } => (root.field(field), ErrorCode::Type),
-        EvidenceError::StatusOutOfRange => (root.field("status"), ErrorCode::Range),
-        EvidenceError::ObservedAt(_) => (root.field("observed_at"), ErrorCode::Type),
-    };
-    FieldError::new(&path, code, error.to_string())
+/// The catalogue's evidence from the API's request.
+pub fn evidence(request: &EvidenceRequest) -> Evidence {
+    let mut evidence = Evidence::new(&request.provider);
+    evidence.status = request.status.and_then(|status| u16::try_from(status.get()).ok());
+    for (name, value) in request.headers.iter().flatten() {
+        if let Some(value) = value.as_str() {
+            evidence.headers.insert(name, value);
+        }
+    }
+    evidence.body = request.body.as_ref().map(|body| body.as_str().to_owned());
+    evidence.output.clone_from(&request.output);
+    evidence.transport = request.transport.as_deref().map(Transport::from_name);
+    evidence.observed_at_ms = request.observed_at.map(Timestamp::as_millis);
+    evidence
+}
+
+/// The catalogue's verdict as the API answers it.
+pub fn classification(verdict: CatalogueClassification) -> Classification {
+    let hint = verdict.classification;
+    Classification {
+        code: hint.code,
+        class: hint.class,
+        confidence: hint.confidence,
+        retry_after_ms: hint.retry_after_ms,
+        reset_at: hint.reset_at_ms.map(Timestamp::from_millis),
+        rule: verdict.rule.to_owned(),
+        catalogue: verdict.catalogue.to_owned(),
+        safe_cause: verdict.safe_cause,
+        hints_dropped: verdict
+            .hints_dropped
+            .into_iter()
+            .map(|dropped| DroppedHint {
+                source: dropped.source,
+                value: dropped.value,
+                reason: match dropped.reason {
+                    DropReason::Unparsable => HintDropReason::Unparsable,
+                    DropReason::Negative => HintDropReason::Negative,
+                    DropReason::Past => HintDropReason::Past,
+                    DropReason::TooFar => HintDropReason::TooFar,
+                    DropReason::NoDateOrZone => HintDropReason::NoDateOrZone,
+                },
+            })
+            .collect(),
+        conflicting_rules: verdict
+            .conflicting_rules
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    }
 }

@@ -1,14 +1,21 @@
-//! The operations behind the API and the pages: validate with the policy
-//! crate, then one store call. Handlers and server functions are shells over
-//! these.
+//! The operations behind the JSON API, the server functions and the
+//! plain-form posts: check the request (the `api` crate's checks), then one
+//! store call, then the answer as the API shows it. Every shell is a few
+//! lines over one of these.
 
 mod classify;
 mod profiles;
 mod providers;
+mod views;
+
+pub use classify::{classification, evidence};
 
 use std::sync::Arc;
 
+use api::KeyEnvRules;
+
 use crate::clock::Clock;
+use crate::secrets::Secrets;
 use crate::store::Store;
 
 /// What every operation can reach. Cheap to clone.
@@ -18,8 +25,10 @@ pub struct Services {
     pub store: Arc<dyn Store>,
     /// The time source.
     pub clock: Arc<dyn Clock>,
-    /// Environment variable names allowed for keys beyond `*_API_KEY`.
-    pub allowed_key_envs: Arc<[String]>,
+    /// Where provider keys come from (pages only say whether one is set).
+    pub secrets: Arc<dyn Secrets>,
+    /// Which key variable names providers may use.
+    pub key_envs: KeyEnvRules,
 }
 
 /// A fresh id for a new row.

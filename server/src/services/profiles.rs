@@ -1,53 +1,54 @@
-use policy::normalize_profile;
-use serde_json::Value;
+use api::read::Read;
+use api::{CandidateId, ProfileId, ProfileRequest, ProfileSpec, ProfileView};
 
-use super::providers::revision_of;
-use super::{new_id, Services};
-use crate::domain::{Candidate, IdOrigin, Profile, ProfileWrite};
+use super::views::profile_view;
+use super::{Services, new_id};
+use crate::domain::{Candidate, IdOrigin, ProfileWrite};
 use crate::error::AppError;
 
 impl Services {
     /// Every dynamic profile, by name.
-    pub async fn list_profiles(&self) -> Result<Vec<Profile>, AppError> {
-        Ok(self.store.list_profiles().await?)
+    pub async fn list_profiles(&self) -> Result<Vec<ProfileView>, AppError> {
+        let profiles = self.store.list_profiles().await?;
+        Ok(profiles.into_iter().map(profile_view).collect())
     }
 
     /// One dynamic profile.
-    pub async fn get_profile(&self, id: &str) -> Result<Profile, AppError> {
-        Ok(self.store.get_profile(id).await?)
+    pub async fn get_profile(&self, id: &ProfileId) -> Result<ProfileView, AppError> {
+        Ok(profile_view(self.store.get_profile(id).await?))
     }
 
-    /// Create a profile from a request body (policies of version 1, 2 or none).
-    pub async fn create_profile(&self, body: &Value) -> Result<Profile, AppError> {
-        let write = self.profile_write(new_id(), body, false)?.0;
-        Ok(self.store.create_profile(write).await?)
+    /// Create a profile (policies of version 1, 2 or none).
+    pub async fn create_profile(&self, request: Read<ProfileRequest>) -> Result<ProfileView, AppError> {
+        let spec = request.check(ProfileRequest::check)?;
+        let write = self.profile_write(ProfileId::new(new_id()), spec);
+        Ok(profile_view(self.store.create_profile(write).await?))
     }
 
-    /// Replace a profile from a request body carrying the revision it was read at.
-    pub async fn update_profile(&self, id: &str, body: &Value) -> Result<Profile, AppError> {
-        let (write, revision) = self.profile_write(id.to_owned(), body, true)?;
-        Ok(self.store.update_profile(write, revision).await?)
+    /// Replace a profile; the request carries the revision it was read at.
+    pub async fn update_profile(
+        &self,
+        id: &ProfileId,
+        request: Read<ProfileRequest>,
+    ) -> Result<ProfileView, AppError> {
+        let (spec, expected) = request.check(ProfileRequest::check_update)?;
+        let write = self.profile_write(id.clone(), spec);
+        Ok(profile_view(self.store.update_profile(write, expected).await?))
     }
 
     /// Delete a profile.
-    pub async fn delete_profile(&self, id: &str) -> Result<(), AppError> {
+    pub async fn delete_profile(&self, id: &ProfileId) -> Result<(), AppError> {
         Ok(self.store.delete_profile(id).await?)
     }
 
-    fn profile_write(
-        &self,
-        id: String,
-        body: &Value,
-        revision_required: bool,
-    ) -> Result<(ProfileWrite, i64), AppError> {
-        let draft = normalize_profile(body, revision_required).map_err(AppError::Invalid)?;
-        let candidates = draft
+    fn profile_write(&self, id: ProfileId, spec: ProfileSpec) -> ProfileWrite {
+        let candidates = spec
             .candidates
             .into_iter()
             .map(|candidate| {
                 let (id, origin) = match candidate.id {
                     Some(id) => (id, IdOrigin::Client),
-                    None => (new_id(), IdOrigin::New),
+                    None => (CandidateId::new(new_id()), IdOrigin::New),
                 };
                 let stored = Candidate {
                     id,
@@ -61,12 +62,11 @@ impl Services {
                 (stored, origin)
             })
             .collect();
-        let write = ProfileWrite {
+        ProfileWrite {
             id,
-            name: draft.name,
+            name: spec.name,
             candidates,
-            now_ms: self.clock.now_ms(),
-        };
-        Ok((write, revision_of(draft.revision)))
+            now: self.clock.now(),
+        }
     }
 }

@@ -1,17 +1,20 @@
-//! The durable store: one trait, one driver per database (SQLite now,
+//! The durable store: one trait per aggregate (providers, profiles; the
+//! engine will add tasks and routes), one driver per database (SQLite now,
 //! PostgreSQL for replicas later), one conformance suite run against each.
 //!
-//! Every write that depends on a read is guarded in SQL: updates name the
-//! revision they were computed from (`WHERE id = ? AND revision = ?`), and
-//! zero rows is a typed [`StoreError::Stale`], never a silent success.
+//! Every store method is one transaction. Every write that depends on a read
+//! is guarded in SQL: updates name the revision they were computed from
+//! (`WHERE id = ? AND revision = ?`), and zero rows is told apart in one
+//! place as [`StoreError::NotFound`] (the row is gone) or
+//! [`StoreError::Stale`] (it moved on), never a silent success.
 
 mod sqlite;
 
 #[cfg(test)]
 mod conformance;
 
+use api::{FieldError, ProfileId, ProviderId, Revision, Timestamp};
 use async_trait::async_trait;
-use policy::FieldError;
 
 use crate::domain::{Profile, ProfileWrite, Provider, ProviderWrite};
 
@@ -32,21 +35,21 @@ pub enum StoreError {
     #[error("revision {sent} is stale: the current revision is {current}")]
     Stale {
         /// The revision the caller sent.
-        sent: i64,
+        sent: Revision,
         /// The revision in the store.
-        current: i64,
+        current: Revision,
     },
     /// The write refers to things that do not exist, or repeats a unique
     /// value: field errors for the caller.
-    #[error("invalid references")]
+    #[error("invalid references: {} field errors", .0.len())]
     Invalid(Vec<FieldError>),
     /// The row is still used by others (a provider by profiles).
-    #[error("{entity} {id} is used by {users}")]
+    #[error("{entity} {name} is used by {users}")]
     InUse {
-        /// "provider" or "profile".
+        /// "provider".
         entity: &'static str,
-        /// The id.
-        id: String,
+        /// Its name.
+        name: String,
         /// Who uses it, for people.
         users: String,
     },
@@ -59,7 +62,7 @@ pub enum StoreError {
         url: String,
     },
     /// The database URL could not be parsed.
-    #[error("invalid database URL {url:?}: {source}")]
+    #[error("invalid database URL {url:?}")]
     InvalidUrl {
         /// The URL given.
         url: String,
@@ -67,7 +70,7 @@ pub enum StoreError {
         source: sqlx::Error,
     },
     /// The database could not be opened.
-    #[error("cannot open database {url:?}: {source}")]
+    #[error("cannot open database {url:?}")]
     Open {
         /// The URL given.
         url: String,
@@ -75,10 +78,10 @@ pub enum StoreError {
         source: sqlx::Error,
     },
     /// A migration failed.
-    #[error("database migration failed: {0}")]
+    #[error("database migration failed")]
     Migrate(#[from] sqlx::migrate::MigrateError),
-    /// A stored document does not parse: the database was edited by hand or
-    /// by a newer version.
+    /// A stored value does not parse: the database was edited by hand or by
+    /// a newer version.
     #[error("corrupt stored {what}: {message}")]
     Corrupt {
         /// What was being read.
@@ -87,19 +90,13 @@ pub enum StoreError {
         message: String,
     },
     /// The database failed.
-    #[error(transparent)]
+    #[error("database error")]
     Database(#[from] sqlx::Error),
 }
 
-/// The durable store of providers and dynamic profiles.
+/// The providers.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
-    /// The latest applied migration: proves the database answers.
-    async fn schema_version(&self) -> Result<i64, StoreError>;
-
-    /// Record when this database was first set up; later calls keep the first time.
-    async fn init_instance(&self, now_ms: i64) -> Result<i64, StoreError>;
-
+pub trait ProviderStore: Send + Sync {
     /// Insert a provider. A name taken (regardless of case) is `Invalid`.
     async fn create_provider(&self, write: ProviderWrite) -> Result<Provider, StoreError>;
 
@@ -107,18 +104,22 @@ pub trait Store: Send + Sync + 'static {
     async fn list_providers(&self) -> Result<Vec<Provider>, StoreError>;
 
     /// One provider.
-    async fn get_provider(&self, id: &str) -> Result<Provider, StoreError>;
+    async fn get_provider(&self, id: &ProviderId) -> Result<Provider, StoreError>;
 
-    /// Replace a provider if it is still at `expected_revision`.
+    /// Replace a provider if it is still at `expected`.
     async fn update_provider(
         &self,
         write: ProviderWrite,
-        expected_revision: i64,
+        expected: Revision,
     ) -> Result<Provider, StoreError>;
 
     /// Delete a provider no profile uses.
-    async fn delete_provider(&self, id: &str) -> Result<(), StoreError>;
+    async fn delete_provider(&self, id: &ProviderId) -> Result<(), StoreError>;
+}
 
+/// The dynamic profiles and their candidates.
+#[async_trait]
+pub trait ProfileStore: Send + Sync {
     /// Insert a profile and its candidates. Unknown providers and a taken
     /// name are `Invalid`; client-sent candidate ids are `Invalid` (a new
     /// profile has none yet).
@@ -128,18 +129,28 @@ pub trait Store: Send + Sync + 'static {
     async fn list_profiles(&self) -> Result<Vec<Profile>, StoreError>;
 
     /// One profile with its candidates in order.
-    async fn get_profile(&self, id: &str) -> Result<Profile, StoreError>;
+    async fn get_profile(&self, id: &ProfileId) -> Result<Profile, StoreError>;
 
     /// Replace a profile's name and candidates if it is still at
-    /// `expected_revision`. Client-sent candidate ids must belong to it.
+    /// `expected`. Client-sent candidate ids must belong to it.
     async fn update_profile(
         &self,
         write: ProfileWrite,
-        expected_revision: i64,
+        expected: Revision,
     ) -> Result<Profile, StoreError>;
 
     /// Delete a profile and its candidates.
-    async fn delete_profile(&self, id: &str) -> Result<(), StoreError>;
+    async fn delete_profile(&self, id: &ProfileId) -> Result<(), StoreError>;
+}
+
+/// The whole store: every aggregate, and the database itself.
+#[async_trait]
+pub trait Store: ProviderStore + ProfileStore + Send + Sync + 'static {
+    /// The latest applied migration: proves the database answers.
+    async fn schema_version(&self) -> Result<i64, StoreError>;
+
+    /// Record when this database was first set up; later calls keep the first time.
+    async fn init_instance(&self, now: Timestamp) -> Result<Timestamp, StoreError>;
 
     /// Close every connection (on shutdown).
     async fn close(&self);

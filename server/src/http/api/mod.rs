@@ -1,5 +1,6 @@
 //! The JSON API under `/api`, described by the OpenAPI document that the
-//! same route table generates (`/api/openapi.json`).
+//! same route table generates (`/api/openapi.json`), refined by
+//! [`api::openapi::refine`] with what a derive cannot state.
 
 mod body;
 mod classify;
@@ -8,9 +9,10 @@ mod providers;
 
 use std::sync::Arc;
 
-use axum::extract::DefaultBodyLimit;
+use api::{ApiError, KeyEnvRules};
 use axum::routing::{any, get};
 use axum::{Json, Router};
+use serde_json::Value;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -18,7 +20,7 @@ use utoipa_axum::routes;
 use super::AppState;
 use crate::error::AppError;
 
-/// The largest request body the API reads.
+/// The largest request body the server reads.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 #[derive(OpenApi)]
@@ -31,17 +33,14 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
         (name = "providers", description = "Connections to model providers (never their keys)"),
         (name = "profiles", description = "Dynamic profiles: ordered candidates with their recovery policies"),
         (name = "catalogue", description = "Deterministic classification of provider errors")
-    )
+    ),
+    components(schemas(ApiError))
 )]
 struct ApiDoc;
 
-/// The API routes and the OpenAPI document generated from them.
-pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    let (router, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(
-            providers::list_providers,
-            providers::create_provider
-        ))
+fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(providers::list_providers, providers::create_provider))
         .routes(routes!(
             providers::get_provider,
             providers::update_provider,
@@ -54,19 +53,34 @@ pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             profiles::delete_profile
         ))
         .routes(routes!(classify::classify))
-        .split_for_parts();
-    let document = Arc::new(openapi.clone());
-    let router = router
+}
+
+/// The OpenAPI document of a server whose providers may read the key
+/// variables `keys` allows.
+pub fn document(keys: &KeyEnvRules) -> Value {
+    let (_, openapi) = routes().split_for_parts();
+    refined(&openapi, keys)
+}
+
+fn refined(openapi: &utoipa::openapi::OpenApi, keys: &KeyEnvRules) -> Value {
+    let mut document = serde_json::to_value(openapi).expect("the document serializes");
+    api::openapi::refine(&mut document, keys);
+    document
+}
+
+/// The API routes, with `/api/openapi.json` describing them.
+pub fn router(keys: &KeyEnvRules) -> Router<AppState> {
+    let (router, openapi) = routes().split_for_parts();
+    let document = Arc::new(refined(&openapi, keys));
+    router
         .route(
             "/api/openapi.json",
             get(move || async move { Json(document.as_ref().clone()) }),
         )
         .route("/api", any(no_such_route))
         .route("/api/{*rest}", any(no_such_route))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
-    (router, openapi)
 }
 
 async fn no_such_route() -> AppError {
-    AppError::NoSuchRoute
+    AppError::from(ApiError::no_such_route())
 }

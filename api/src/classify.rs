@@ -1,0 +1,349 @@
+//! Classification on the wire (SPEC 2.1, 2.5): the evidence a client sends
+//! to `POST /api/classify` and the catalogue's verdict it gets back.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use policy::{Class, Confidence, SemanticCode};
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use validator::Validate;
+
+use crate::time::Timestamp;
+
+/// What a failed attempt left behind (SPEC 2.1). Lenient, as evidence comes
+/// from many tools: unknown fields are ignored, `status` may be a number or a
+/// numeric string, header values may be numbers, booleans or lists, and a
+/// `body` given as JSON is kept as its JSON text.
+///
+/// ```
+/// use api::read::Read;
+/// let body = serde_json::json!({"provider": "openai", "status": "429", "headers": {"Retry-After": 20}, "note": "ignored"});
+/// let evidence = Read::<api::EvidenceRequest>::from_json(&body)
+///     .check(api::EvidenceRequest::check)
+///     .unwrap();
+/// assert_eq!(evidence.status.map(|status| status.get()), Some(429));
+/// assert_eq!(evidence.headers.unwrap()["Retry-After"].as_str(), Some("20"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Validate)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EvidenceRequest {
+    /// The provider family or agent CLI whose errors to expect: `anthropic`,
+    /// `openai`, `gemini`, `claude_code`, ...
+    #[validate(length(min = 1, max = 100), custom(function = "crate::checks::not_blank"))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100))]
+    pub provider: String,
+    /// The HTTP status, 100..=999.
+    #[validate(range(min = 100, max = 999))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::HttpStatusSchema>))]
+    pub status: Option<HttpStatus>,
+    /// The response headers; names are matched case-insensitively.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<BTreeMap<String, crate::openapi::HeaderValueSchema>>))]
+    pub headers: Option<BTreeMap<String, HeaderValue>>,
+    /// The raw response body, or the data of an SSE `error` event.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::BodyTextSchema>))]
+    pub body: Option<BodyText>,
+    /// The stdout/stderr text of an agent CLI.
+    pub output: Option<String>,
+    /// How the connection failed: `connection_refused`, `connection_reset`,
+    /// `timeout`, `dns`, `tls`, `closed_early`.
+    pub transport: Option<String>,
+    /// When the evidence was observed; now when left out.
+    pub observed_at: Option<Timestamp>,
+}
+
+impl crate::read::Request for EvidenceRequest {
+    // SPEC 2.1: evidence comes from many tools; what the catalogue does not read is ignored.
+    const UNKNOWN_FIELDS: crate::read::UnknownFields = crate::read::UnknownFields::Ignore;
+}
+
+impl EvidenceRequest {
+    /// Every error at once, or the evidence with its text trimmed where
+    /// white space carries no meaning.
+    pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
+        let mut request = self.clone();
+        request.provider = request.provider.trim().to_owned();
+        let errors = crate::checks::field_errors(request.validate(), &policy::FieldPath::root());
+        if errors.is_empty() { Ok(request) } else { Err(errors) }
+    }
+}
+
+/// An HTTP status as sent: a number, or a number written as text (`"429"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HttpStatus(i64);
+
+impl HttpStatus {
+    /// The status with this number.
+    pub const fn new(status: i64) -> Self {
+        Self(status)
+    }
+
+    /// The number.
+    pub const fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl Serialize for HttpStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for HttpStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let status = match Value::deserialize(deserializer)? {
+            // An integer, however written (`429`, `429.0`).
+            Value::Number(number) => number.as_i64().or_else(|| {
+                number
+                    .as_f64()
+                    .filter(|float| float.fract() == 0.0 && float.abs() < 1e15)
+                    .map(|float| float as i64)
+            }),
+            // Digits, perhaps with white space around them.
+            Value::String(text) => Some(text.trim())
+                .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|digits| digits.parse::<i64>().ok()),
+            _ => None,
+        };
+        status
+            .map(Self)
+            .ok_or_else(|| de::Error::custom("must be an integer (an HTTP status)"))
+    }
+}
+
+impl validator::ValidateRange<i64> for HttpStatus {
+    fn greater_than(&self, max: i64) -> Option<bool> {
+        Some(self.0 > max)
+    }
+
+    fn less_than(&self, min: i64) -> Option<bool> {
+        Some(self.0 < min)
+    }
+}
+
+/// A header value as sent: text, or a number, boolean or list of values
+/// (joined with `, `); `null` counts as absent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HeaderValue(Option<String>);
+
+impl HeaderValue {
+    /// A header with this text.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(Some(text.into()))
+    }
+
+    /// The text, when the header has one.
+    pub fn as_str(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+impl Serialize for HeaderValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for HeaderValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = |value: &Value| match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        match Value::deserialize(deserializer)? {
+            Value::Null => Ok(Self(None)),
+            Value::Object(_) => Err(de::Error::custom(
+                "must be a string, number, boolean or list of them",
+            )),
+            Value::Array(items) => Ok(Self(Some(
+                items.iter().map(text).collect::<Vec<_>>().join(", "),
+            ))),
+            other => Ok(Self(Some(text(&other)))),
+        }
+    }
+}
+
+/// A body as sent: text, or JSON kept as its JSON text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BodyText(String);
+
+impl BodyText {
+    /// A body with this text.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Serialize for BodyText {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for BodyText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(Self(text)),
+            value @ (Value::Object(_) | Value::Array(_)) => Ok(Self(value.to_string())),
+            _ => Err(de::Error::custom("must be a string, or a JSON object or array")),
+        }
+    }
+}
+
+/// The catalogue's verdict (SPEC 2.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Classification {
+    /// The semantic code.
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::SemanticCodeSchema))]
+    pub code: SemanticCode,
+    /// The code's class.
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::ClassSchema))]
+    pub class: Class,
+    /// `high` when the matching rules agree; `low` stops automatic recovery.
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::ConfidenceSchema))]
+    pub confidence: Confidence,
+    /// A relative timing hint, in milliseconds after `observed_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// When the limit resets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_at: Option<Timestamp>,
+    /// The id of the rule that decided (`unknown` when none matched).
+    pub rule: String,
+    /// The catalogue version that classified.
+    pub catalogue: String,
+    /// The provider's message with secrets removed, at most 300 characters.
+    pub safe_cause: String,
+    /// Timing hints that were seen and not used, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints_dropped: Vec<DroppedHint>,
+    /// When confidence is low: the rules of another class that matched too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicting_rules: Vec<String>,
+}
+
+/// A timing hint the catalogue saw and did not use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DroppedHint {
+    /// Where it came from: a header name, a body field or `message`.
+    pub source: String,
+    /// The value as given (redacted, at most 64 characters).
+    pub value: String,
+    /// Why it was not used.
+    pub reason: HintDropReason,
+}
+
+/// Why a timing hint was not used (SPEC 2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum HintDropReason {
+    /// Not a number, duration or time the catalogue can read.
+    Unparsable,
+    /// A negative delay.
+    Negative,
+    /// A time that has already passed.
+    Past,
+    /// More than 7 days ahead.
+    TooFar,
+    /// A wall-clock time without a date or a zone ("resets 3pm").
+    NoDateOrZone,
+}
+
+impl fmt::Display for HintDropReason {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            Self::Unparsable => "unparsable",
+            Self::Negative => "negative",
+            Self::Past => "in the past",
+            Self::TooFar => "more than 7 days ahead",
+            Self::NoDateOrZone => "a time without a date or zone",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::read::Read;
+
+    fn read(body: serde_json::Value) -> Result<EvidenceRequest, Vec<(String, &'static str)>> {
+        Read::<EvidenceRequest>::from_json(&body)
+            .check(EvidenceRequest::check)
+            .map_err(|errors| {
+                errors
+                    .into_iter()
+                    .map(|error| (error.field, error.code.as_str()))
+                    .collect()
+            })
+    }
+
+    #[test]
+    fn lenient_fields() {
+        let evidence = read(json!({
+            "provider": " openai ", "status": " 503 ", "unknown": {"deep": [1]},
+            "headers": {"Retry-After": 20, "X-List": ["a", "b"], "X-Null": null, "X-Flag": true},
+            "body": {"error": {"message": "x"}},
+        }))
+        .unwrap();
+        assert_eq!(evidence.provider, "openai");
+        assert_eq!(evidence.status, Some(HttpStatus::new(503)));
+        let headers = evidence.headers.unwrap();
+        assert_eq!(headers["Retry-After"].as_str(), Some("20"));
+        assert_eq!(headers["X-List"].as_str(), Some("a, b"));
+        assert_eq!(headers["X-Null"].as_str(), None);
+        assert_eq!(headers["X-Flag"].as_str(), Some("true"));
+        assert_eq!(evidence.body.unwrap().as_str(), r#"{"error":{"message":"x"}}"#);
+    }
+
+    #[test]
+    fn refusals() {
+        let pairs = |list: &[(&str, &'static str)]| -> Vec<(String, &'static str)> {
+            list.iter().map(|(f, c)| ((*f).to_owned(), *c)).collect()
+        };
+        assert_eq!(read(json!({"status": 429})).unwrap_err(), pairs(&[("provider", "required")]));
+        assert_eq!(read(json!({"provider": "  "})).unwrap_err(), pairs(&[("provider", "required")]));
+        assert_eq!(read(json!({"provider": 7})).unwrap_err(), pairs(&[("provider", "type")]));
+        assert_eq!(read(json!({"provider": "a", "status": 4.5})).unwrap_err(), pairs(&[("status", "type")]));
+        assert_eq!(read(json!({"provider": "a", "status": 42})).unwrap_err(), pairs(&[("status", "range")]));
+        assert_eq!(
+            read(json!({"provider": "a", "observed_at": "yesterday"})).unwrap_err(),
+            pairs(&[("observed_at", "type")])
+        );
+        assert_eq!(read(json!({"provider": "a", "output": {"x": 1}})).unwrap_err(), pairs(&[("output", "type")]));
+        assert_eq!(read(json!([1, 2])).unwrap_err(), pairs(&[("", "type")]));
+    }
+
+    #[test]
+    fn verdict_shape() {
+        let verdict = Classification {
+            code: SemanticCode::RateLimited,
+            class: Class::Transient,
+            confidence: Confidence::High,
+            retry_after_ms: Some(20_000),
+            reset_at: Some(Timestamp::from_millis(1_796_004_020_000)),
+            rule: "anthropic.rate_limit_error".into(),
+            catalogue: "2026.12.0".into(),
+            safe_cause: "slow down".into(),
+            hints_dropped: vec![],
+            conflicting_rules: vec![],
+        };
+        assert_eq!(
+            serde_json::to_value(&verdict).unwrap(),
+            json!({"code": "rate_limited", "class": "transient", "confidence": "high",
+                   "retry_after_ms": 20000, "reset_at": "2026-11-30T02:00:20Z",
+                   "rule": "anthropic.rate_limit_error", "catalogue": "2026.12.0", "safe_cause": "slow down"})
+        );
+    }
+}

@@ -1,0 +1,306 @@
+//! The one error type of the contract. Its JSON form is the body of every
+//! refused API call; the server functions fail with it too, so the browser
+//! decodes the same thing; and [`ApiError::status`] is the one place an error
+//! meets its HTTP status. The sentences people read live here as well.
+
+use policy::FieldError;
+use serde::{Deserialize, Serialize};
+
+use crate::ids::Revision;
+
+/// Why a call was refused, as the API answers it: `{"error": CODE, ...}`.
+///
+/// ```
+/// use api::{ApiError, Revision};
+/// let stale = ApiError::stale_revision(Revision::new(3));
+/// assert_eq!(stale.status(), 409);
+/// assert_eq!(
+///     serde_json::to_value(&stale).unwrap()["revision"],
+///     serde_json::json!(3),
+/// );
+/// assert_eq!(serde_json::to_value(ApiError::not_found("profile", "p-1")).unwrap()["error"], "not_found");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "error", rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum ApiError {
+    /// 422: field errors, every one at once; nothing was stored.
+    #[error("{}", invalid_message(.errors))]
+    Invalid {
+        /// The errors, each addressed to its field.
+        #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::openapi::FieldErrorSchema>))]
+        errors: Vec<FieldError>,
+    },
+    /// 404: no such thing (any more).
+    #[error("{message}")]
+    NotFound {
+        /// What was not found, for people.
+        message: String,
+    },
+    /// 409: someone saved first; nothing was stored.
+    #[error("{message}")]
+    StaleRevision {
+        /// For people.
+        message: String,
+        /// The revision now stored: read it again, then send your change.
+        revision: Revision,
+    },
+    /// 409: still in use, so it cannot be deleted.
+    #[error("{message}")]
+    InUse {
+        /// Who uses it, for people.
+        message: String,
+    },
+    /// 400: the body is not JSON.
+    #[error("{message}")]
+    MalformedJson {
+        /// What the parser said.
+        message: String,
+    },
+    /// 415: the body is not declared as JSON.
+    #[error("{message}")]
+    UnsupportedMediaType {
+        /// For people.
+        message: String,
+    },
+    /// 413: the body is larger than the server reads.
+    #[error("{message}")]
+    PayloadTooLarge {
+        /// For people.
+        message: String,
+    },
+    /// 403: a write from another site, or for a host name this server does not answer to.
+    #[error("{message}")]
+    Forbidden {
+        /// Why, for people.
+        message: String,
+    },
+    /// 404: no API route at this path.
+    #[error("{message}")]
+    NoSuchRoute {
+        /// For people.
+        message: String,
+    },
+    /// 500: the server failed; the details are in its log, never here.
+    #[error("{message}")]
+    Internal {
+        /// For people.
+        message: String,
+    },
+    /// The call did not reach the server or its answer did not arrive
+    /// (the browser's side only: the server never answers this).
+    #[error("{message}")]
+    Unreachable {
+        /// What went wrong, for people.
+        message: String,
+    },
+}
+
+fn invalid_message(errors: &[FieldError]) -> String {
+    match errors.len() {
+        1 => "A value needs attention: see the marked field. Nothing was saved.".to_owned(),
+        _ => "Some values need attention: see the marked fields. Nothing was saved.".to_owned(),
+    }
+}
+
+impl ApiError {
+    /// Field errors.
+    pub fn invalid(errors: Vec<FieldError>) -> Self {
+        Self::Invalid { errors }
+    }
+
+    /// No `entity` ("provider", "profile", ...) with `id`.
+    pub fn not_found(entity: &str, id: impl std::fmt::Display) -> Self {
+        Self::NotFound {
+            message: format!("There is no {entity} with id {id}: it may have been deleted."),
+        }
+    }
+
+    /// Someone else saved first; `current` is the revision now stored.
+    pub fn stale_revision(current: Revision) -> Self {
+        Self::StaleRevision {
+            message: format!(
+                "Someone else saved this first (it is now at revision {current}). Nothing was saved: reload to see their changes, then make yours again."
+            ),
+            revision: current,
+        }
+    }
+
+    /// `entity` `name` is used by `users` and cannot be deleted.
+    pub fn in_use(entity: &str, name: &str, users: &str) -> Self {
+        Self::InUse {
+            message: format!("The {entity} {name} is used by {users}; change those first."),
+        }
+    }
+
+    /// The body is not JSON; `detail` says where.
+    pub fn malformed_json(detail: impl std::fmt::Display) -> Self {
+        Self::MalformedJson {
+            message: format!("The body is not valid JSON: {detail}"),
+        }
+    }
+
+    /// The body is not declared as JSON.
+    pub fn unsupported_media_type() -> Self {
+        Self::UnsupportedMediaType {
+            message: "The body must be JSON, sent with content-type: application/json.".to_owned(),
+        }
+    }
+
+    /// The body is over `limit_bytes`.
+    pub fn payload_too_large(limit_bytes: usize) -> Self {
+        Self::PayloadTooLarge {
+            message: format!("The body is larger than the {limit_bytes} bytes this server reads."),
+        }
+    }
+
+    /// A write that came from another site (cross-site request forgery).
+    pub fn cross_site() -> Self {
+        Self::Forbidden {
+            message: "This change came from another site, so it was refused. Make it from Switchback's own pages.".to_owned(),
+        }
+    }
+
+    /// A request for a host name this server does not answer to (DNS rebinding).
+    pub fn foreign_host(host: &str) -> Self {
+        Self::Forbidden {
+            message: format!(
+                "This server does not answer to the host name {host:?}. Use the address it was started on, or add the name with --public-name."
+            ),
+        }
+    }
+
+    /// No API route at this path.
+    pub fn no_such_route() -> Self {
+        Self::NoSuchRoute {
+            message: "There is no API route at this path; /api/openapi.json lists them.".to_owned(),
+        }
+    }
+
+    /// The server failed; its log has the details.
+    pub fn internal() -> Self {
+        Self::Internal {
+            message: "The server failed; the details are in its log.".to_owned(),
+        }
+    }
+
+    /// The call did not complete; `detail` says how.
+    pub fn unreachable(detail: impl std::fmt::Display) -> Self {
+        Self::Unreachable {
+            message: format!("The server could not be reached: {detail}"),
+        }
+    }
+
+    /// The HTTP status this error is answered with: the one mapping, for the
+    /// JSON API, the server functions and the plain-form posts alike.
+    ///
+    /// ```
+    /// use api::ApiError;
+    /// assert_eq!(ApiError::payload_too_large(1024).status(), 413);
+    /// assert_eq!(ApiError::invalid(vec![]).status(), 422);
+    /// assert_eq!(ApiError::internal().status(), 500);
+    /// ```
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Invalid { .. } => 422,
+            Self::NotFound { .. } | Self::NoSuchRoute { .. } => 404,
+            Self::StaleRevision { .. } | Self::InUse { .. } => 409,
+            Self::MalformedJson { .. } => 400,
+            Self::UnsupportedMediaType { .. } => 415,
+            Self::PayloadTooLarge { .. } => 413,
+            Self::Forbidden { .. } => 403,
+            Self::Internal { .. } => 500,
+            // Never sent by a server; a gateway's view of a call that failed on the way.
+            Self::Unreachable { .. } => 502,
+        }
+    }
+
+    /// The field errors, when this is [`ApiError::Invalid`].
+    pub fn field_errors(&self) -> &[FieldError] {
+        match self {
+            Self::Invalid { errors } => errors,
+            _ => &[],
+        }
+    }
+}
+
+impl From<Vec<FieldError>> for ApiError {
+    fn from(errors: Vec<FieldError>) -> Self {
+        Self::Invalid { errors }
+    }
+}
+
+#[cfg(feature = "server-fn")]
+impl server_fn::error::FromServerFnError for ApiError {
+    type Encoder = server_fn::codec::JsonEncoding;
+
+    fn from_server_fn_error(value: server_fn::error::ServerFnErrorErr) -> Self {
+        use server_fn::error::ServerFnErrorErr;
+        match value {
+            // The arguments did not arrive intact: the caller's fault, like a bad body.
+            ServerFnErrorErr::Args(detail) | ServerFnErrorErr::MissingArg(detail) => {
+                Self::malformed_json(detail)
+            }
+            // Failed on the server's side: its log has the details.
+            ServerFnErrorErr::ServerError(_)
+            | ServerFnErrorErr::MiddlewareError(_)
+            | ServerFnErrorErr::Registration(_)
+            | ServerFnErrorErr::Response(_) => Self::internal(),
+            // Failed in the browser or on the way.
+            other => Self::unreachable(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy::{ErrorCode, FieldPath};
+    use serde_json::json;
+
+    #[test]
+    fn wire_shapes() {
+        let invalid = ApiError::invalid(vec![FieldError::new(
+            &FieldPath::root().field("name"),
+            ErrorCode::Required,
+            "is required",
+        )]);
+        assert_eq!(
+            serde_json::to_value(&invalid).unwrap(),
+            json!({"error": "invalid", "errors": [{"field": "name", "code": "required", "message": "is required"}]})
+        );
+        let too_large = serde_json::to_value(ApiError::payload_too_large(10)).unwrap();
+        assert_eq!(too_large["error"], "payload_too_large");
+        assert!(too_large["message"].as_str().unwrap().contains("10 bytes"));
+        for error in [
+            invalid,
+            ApiError::stale_revision(Revision::new(4)),
+            ApiError::cross_site(),
+            ApiError::unreachable("offline"),
+        ] {
+            let text = serde_json::to_string(&error).unwrap();
+            assert_eq!(serde_json::from_str::<ApiError>(&text).unwrap(), error);
+        }
+    }
+
+    #[test]
+    fn every_code_has_one_status() {
+        let table = [
+            (ApiError::invalid(vec![]), 422, "invalid"),
+            (ApiError::not_found("provider", "x"), 404, "not_found"),
+            (ApiError::stale_revision(Revision::FIRST), 409, "stale_revision"),
+            (ApiError::in_use("provider", "p", "the profile x"), 409, "in_use"),
+            (ApiError::malformed_json("eof"), 400, "malformed_json"),
+            (ApiError::unsupported_media_type(), 415, "unsupported_media_type"),
+            (ApiError::payload_too_large(1), 413, "payload_too_large"),
+            (ApiError::cross_site(), 403, "forbidden"),
+            (ApiError::foreign_host("evil.example"), 403, "forbidden"),
+            (ApiError::no_such_route(), 404, "no_such_route"),
+            (ApiError::internal(), 500, "internal"),
+        ];
+        for (error, status, code) in table {
+            assert_eq!(error.status(), status, "{error:?}");
+            assert_eq!(serde_json::to_value(&error).unwrap()["error"], code);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Switchback's HTTP contract, written once: the request and response types
+//! of the JSON API, which the server's handlers, its server functions, its
+//! plain-form posts and the browser all use.
+//!
+//! Code map:
+//!
+//! - `ids`, `time`: one type per id, [`Revision`], [`Generation`] and [`Timestamp`],
+//!   from the store to the browser.
+//! - `providers`, `profiles`, `classify`: each request type with its checks
+//!   (`validator` derives for lengths, ranges and shapes; the policy crate's
+//!   readers for policy documents) and each response ("view") type.
+//! - [`read`]: a body read into its request type with every error at once.
+//! - `error`: [`ApiError`], the one error of the contract, and its HTTP status.
+//! - `openapi` (feature `openapi`): schemas written by hand, and the rules a
+//!   derive cannot state.
+//!
+//! Nothing here does I/O or reads a clock; it builds for the browser.
+//!
+//! ```
+//! use api::read::Read;
+//! use api::{KeyEnvRules, ProviderRequest};
+//! let body = serde_json::json!({"name": "", "kind": "openai", "base_url": "ftp://x", "api_key_env": "OPENAI_API_KEY"});
+//! let errors = Read::<ProviderRequest>::from_json(&body)
+//!     .check(|request| request.check(&KeyEnvRules::default()))
+//!     .unwrap_err();
+//! let fields: Vec<&str> = errors.iter().map(|error| error.field.as_str()).collect();
+//! assert_eq!(fields, ["name", "base_url"]);
+//! ```
+
+mod checks;
+mod classify;
+mod error;
+mod ids;
+#[cfg(feature = "openapi")]
+pub mod openapi;
+mod profiles;
+mod providers;
+pub mod read;
+mod time;
+
+pub use classify::{BodyText, Classification, DroppedHint, EvidenceRequest, HeaderValue, HintDropReason, HttpStatus};
+pub use error::ApiError;
+pub use ids::{
+    AttemptId, CandidateId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision, RouteId,
+    TaskId,
+};
+pub use policy::{ErrorCode, FieldError, FieldPath};
+pub use profiles::{
+    CandidateRequest, CandidateSpec, CandidateView, EscalationRequest, PolicyInput, ProfileRequest,
+    ProfileSpec, ProfileView,
+};
+pub use providers::{
+    BASE_URL_MAX_CHARS, KEY_ENV_MAX_CHARS, KeyEnvRules, ProviderRequest, ProviderSpec,
+    ProviderView,
+};
+pub use time::{RFC3339_PATTERN, Timestamp, TimestampError};

@@ -1,0 +1,258 @@
+//! The SQLite driver: a file through sqlx, migrated on open; one module per
+//! aggregate, with its row types and SQL.
+//!
+//! Writes run in `BEGIN IMMEDIATE` transactions, so a transaction holds the
+//! write lock before it reads anything it then depends on; the revision
+//! fence in each UPDATE makes a stale write fail rather than win. Reads of
+//! more than one table run in one transaction too, so they see one state.
+
+mod profiles;
+mod providers;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use api::{ErrorCode, FieldError, FieldPath, Revision, Timestamp};
+use async_trait::async_trait;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
+
+use super::{Store, StoreError};
+
+/// The migrations in `migrations/`, embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+/// The SQLite store handle: cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Open (creating the file if missing) and migrate the database at `url`.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        // sqlx would take any other string as a file name; say so instead.
+        if !url.starts_with("sqlite:") {
+            return Err(StoreError::UnsupportedUrl {
+                url: url.to_string(),
+            });
+        }
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|source| StoreError::InvalidUrl {
+                url: url.to_string(),
+                source,
+            })?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await
+            .map_err(|source| StoreError::Open {
+                url: url.to_string(),
+                source,
+            })?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// A write transaction that holds the write lock from its first statement.
+    async fn write(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    /// A read transaction: every statement in it sees the same state.
+    async fn read(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
+        Ok(self.pool.begin().await?)
+    }
+}
+
+/// A table whose rows carry a revision, and what people call its rows.
+#[derive(Debug, Clone, Copy)]
+enum Revisioned {
+    Providers,
+    Profiles,
+}
+
+impl Revisioned {
+    fn entity(self) -> &'static str {
+        match self {
+            Self::Providers => "provider",
+            Self::Profiles => "profile",
+        }
+    }
+
+    /// After a fenced UPDATE changed no row: the row is gone (`NotFound`) or
+    /// it has moved past `sent` (`Stale`). The one place the two are told apart.
+    async fn stale_or_missing(
+        self,
+        conn: &mut SqliteConnection,
+        id: &str,
+        sent: Revision,
+    ) -> StoreError {
+        let query = match self {
+            Self::Providers => "SELECT revision FROM providers WHERE id = ?",
+            Self::Profiles => "SELECT revision FROM profiles WHERE id = ?",
+        };
+        match sqlx::query_scalar::<_, i64>(query)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await
+        {
+            Ok(Some(current)) => StoreError::Stale {
+                sent,
+                current: Revision::new(current),
+            },
+            Ok(None) => self.not_found(id),
+            Err(error) => error.into(),
+        }
+    }
+
+    fn not_found(self, id: &str) -> StoreError {
+        StoreError::NotFound {
+            entity: self.entity(),
+            id: id.to_owned(),
+        }
+    }
+
+    /// The refusal of a name that another row of this table has.
+    fn name_taken(self) -> StoreError {
+        StoreError::Invalid(vec![FieldError::new(
+            &FieldPath::root().field("name"),
+            ErrorCode::Unique,
+            format!("another {} already has this name", self.entity()),
+        )])
+    }
+}
+
+/// Kinds and families are stored by their JSON names.
+fn parse_enum<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|error| {
+        StoreError::Corrupt {
+            what,
+            message: error.to_string(),
+        }
+    })
+}
+
+/// The JSON name of a kind or family, as stored.
+fn enum_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => unreachable!("kinds and families serialize as strings"),
+    }
+}
+
+fn is_unique_violation(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|error| error.is_unique_violation())
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn schema_version(&self) -> Result<i64, StoreError> {
+        let version: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success = 1")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(version.unwrap_or(0))
+    }
+
+    async fn init_instance(&self, now: Timestamp) -> Result<Timestamp, StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query(
+            "INSERT INTO instance (id, created_at_ms) VALUES (1, ?) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(now.as_millis())
+        .execute(&mut *tx)
+        .await?;
+        let created_at_ms: i64 =
+            sqlx::query_scalar("SELECT created_at_ms FROM instance WHERE id = 1")
+                .fetch_one(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(Timestamp::from_millis(created_at_ms))
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{ProfileStore, conformance};
+
+    async fn open_temp() -> (tempfile::TempDir, String, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("store.db").display());
+        let store = SqliteStore::open(&url).await.unwrap();
+        (dir, url, store)
+    }
+
+    #[tokio::test]
+    async fn creates_migrates_and_reopens_a_file() {
+        let (_dir, url, store) = open_temp().await;
+        let version = store.schema_version().await.unwrap();
+        assert!(version >= 2, "migrations ran: {version}");
+        let first = Timestamp::from_millis(1_000);
+        assert_eq!(store.init_instance(first).await.unwrap(), first);
+        store.close().await;
+
+        let reopened = SqliteStore::open(&url).await.unwrap();
+        assert_eq!(reopened.schema_version().await.unwrap(), version);
+        assert_eq!(
+            reopened.init_instance(Timestamp::from_millis(2_000)).await.unwrap(),
+            first,
+            "the first time is kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bad_url_is_a_clear_error() {
+        let error = SqliteStore::open("switchback.db").await.unwrap_err();
+        assert!(
+            matches!(error, StoreError::UnsupportedUrl { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("sqlite://"), "{error}");
+        assert!(
+            !std::path::Path::new("switchback.db").exists(),
+            "no file was created"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let missing_parent = format!("sqlite://{}", dir.path().join("no/such/dir/x.db").display());
+        let error = SqliteStore::open(&missing_parent).await.unwrap_err();
+        assert!(matches!(error, StoreError::Open { .. }), "{error}");
+    }
+
+    #[tokio::test]
+    async fn conformance_on_a_file() {
+        let (_dir, _url, store) = open_temp().await;
+        conformance::run_all(&store).await;
+    }
+
+    #[tokio::test]
+    async fn everything_survives_reopening_the_file() {
+        let (_dir, url, store) = open_temp().await;
+        let profile = conformance::seed_profile(&store).await;
+        store.close().await;
+        let reopened = SqliteStore::open(&url).await.unwrap();
+        assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
+    }
+
+    #[tokio::test]
+    async fn concurrent_updates_exactly_one_wins() {
+        let (_dir, _url, store) = open_temp().await;
+        conformance::concurrent_updates_exactly_one_wins(&store).await;
+    }
+}

@@ -1,0 +1,283 @@
+//! Dynamic profiles and their candidates in SQLite.
+
+use std::collections::HashSet;
+
+use api::{CandidateId, ErrorCode, FieldError, FieldPath, ProfileId, ProviderId, Revision, Timestamp};
+use async_trait::async_trait;
+use sqlx::{FromRow, SqliteConnection};
+
+use super::{Revisioned, SqliteStore, is_unique_violation};
+use crate::domain::{Candidate, IdOrigin, Profile, ProfileWrite};
+use crate::store::{ProfileStore, StoreError};
+
+const TABLE: Revisioned = Revisioned::Profiles;
+
+#[derive(FromRow)]
+struct ProfileRow {
+    id: String,
+    name: String,
+    revision: i64,
+    created_at_ms: i64,
+    updated_at_ms: i64,
+}
+
+#[derive(FromRow)]
+struct CandidateRow {
+    id: String,
+    profile_id: String,
+    provider_id: String,
+    model: String,
+    enabled: bool,
+    max_tokens: i64,
+    escalation_json: String,
+    policy_json: String,
+}
+
+/// The columns of a [`ProfileRow`], for `concat!` (sqlx takes only literal SQL).
+macro_rules! profile_columns {
+    () => {
+        "id, name, revision, created_at_ms, updated_at_ms"
+    };
+}
+
+/// The columns of a [`CandidateRow`].
+macro_rules! candidate_columns {
+    () => {
+        "id, profile_id, provider_id, model, enabled, max_tokens, escalation_json, policy_json"
+    };
+}
+
+impl CandidateRow {
+    fn into_domain(self) -> Result<Candidate, StoreError> {
+        let corrupt = |what: &'static str| {
+            move |error: serde_json::Error| StoreError::Corrupt {
+                what,
+                message: error.to_string(),
+            }
+        };
+        Ok(Candidate {
+            max_tokens: u32::try_from(self.max_tokens).map_err(|_| StoreError::Corrupt {
+                what: "max_tokens",
+                message: self.max_tokens.to_string(),
+            })?,
+            escalation: serde_json::from_str(&self.escalation_json)
+                .map_err(corrupt("escalation"))?,
+            policy: serde_json::from_str(&self.policy_json).map_err(corrupt("policy"))?,
+            id: CandidateId::new(self.id),
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            enabled: self.enabled,
+        })
+    }
+}
+
+fn profile_from_rows(row: ProfileRow, candidates: Vec<CandidateRow>) -> Result<Profile, StoreError> {
+    Ok(Profile {
+        candidates: candidates
+            .into_iter()
+            .map(CandidateRow::into_domain)
+            .collect::<Result<_, _>>()?,
+        id: ProfileId::new(row.id),
+        name: row.name,
+        revision: Revision::new(row.revision),
+        created_at: Timestamp::from_millis(row.created_at_ms),
+        updated_at: Timestamp::from_millis(row.updated_at_ms),
+    })
+}
+
+async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Profile, StoreError> {
+    let row: Option<ProfileRow> =
+        sqlx::query_as(concat!("SELECT ", profile_columns!(), " FROM profiles WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let row = row.ok_or_else(|| TABLE.not_found(id))?;
+    let candidates: Vec<CandidateRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        candidate_columns!(),
+        " FROM candidates WHERE profile_id = ? ORDER BY position"
+    ))
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    profile_from_rows(row, candidates)
+}
+
+/// Inside a write transaction: every referenced provider exists (one query
+/// for all of them), and every client-sent candidate id belongs to this
+/// profile (`known_ids`).
+async fn check_references(
+    conn: &mut SqliteConnection,
+    write: &ProfileWrite,
+    known_ids: &HashSet<String>,
+) -> Result<(), StoreError> {
+    let provider_ids: Vec<&str> = write
+        .candidates
+        .iter()
+        .map(|(candidate, _)| candidate.provider_id.as_str())
+        .collect();
+    let missing: HashSet<String> = sqlx::query_scalar(
+        "SELECT DISTINCT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM providers)",
+    )
+    .bind(serde_json::to_string(&provider_ids).expect("ids serialize"))
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .collect();
+    let mut errors = Vec::new();
+    let candidates = FieldPath::root().field("candidates");
+    for (index, (candidate, origin)) in write.candidates.iter().enumerate() {
+        if *origin == IdOrigin::Client && !known_ids.contains(candidate.id.as_str()) {
+            errors.push(FieldError::new(
+                &candidates.index(index).field("id"),
+                ErrorCode::NotFound,
+                "is not a candidate of this profile: leave the id out to add a new candidate",
+            ));
+        }
+        if missing.contains(candidate.provider_id.as_str()) {
+            errors.push(FieldError::new(
+                &candidates.index(index).field("provider_id"),
+                ErrorCode::NotFound,
+                "names no provider",
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(errors))
+    }
+}
+
+async fn insert_candidates(conn: &mut SqliteConnection, write: &ProfileWrite) -> Result<(), StoreError> {
+    for (position, (candidate, _)) in write.candidates.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO candidates (id, profile_id, position, provider_id, model, enabled, max_tokens, escalation_json, policy_json) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(candidate.id.as_str())
+        .bind(write.id.as_str())
+        .bind(i64::try_from(position).unwrap_or(i64::MAX))
+        .bind(candidate.provider_id.as_str())
+        .bind(&candidate.model)
+        .bind(candidate.enabled)
+        .bind(i64::from(candidate.max_tokens))
+        .bind(serde_json::to_string(&candidate.escalation).expect("escalation serializes"))
+        .bind(serde_json::to_string(&candidate.policy).expect("policy serializes"))
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl ProfileStore for SqliteStore {
+    async fn create_profile(&self, write: ProfileWrite) -> Result<Profile, StoreError> {
+        let mut tx = self.write().await?;
+        let inserted = sqlx::query(
+            "INSERT INTO profiles (id, name, name_key, revision, created_at_ms, updated_at_ms) VALUES (?, ?, ?, 1, ?, ?)",
+        )
+        .bind(write.id.as_str())
+        .bind(&write.name)
+        .bind(write.name.to_lowercase())
+        .bind(write.now.as_millis())
+        .bind(write.now.as_millis())
+        .execute(&mut *tx)
+        .await;
+        match inserted {
+            Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
+            Err(error) => return Err(error.into()),
+            Ok(_) => {}
+        }
+        check_references(&mut tx, &write, &HashSet::new()).await?;
+        insert_candidates(&mut tx, &write).await?;
+        let profile = fetch(&mut tx, write.id.as_str()).await?;
+        tx.commit().await?;
+        Ok(profile)
+    }
+
+    async fn list_profiles(&self) -> Result<Vec<Profile>, StoreError> {
+        let mut tx = self.read().await?;
+        let rows: Vec<ProfileRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            profile_columns!(),
+            " FROM profiles ORDER BY name_key, id"
+        ))
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut candidates: Vec<CandidateRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            candidate_columns!(),
+            " FROM candidates ORDER BY profile_id, position"
+        ))
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        rows.into_iter()
+            .map(|row| {
+                let mine: Vec<CandidateRow>;
+                (mine, candidates) = candidates.drain(..).partition(|c| c.profile_id == row.id);
+                profile_from_rows(row, mine)
+            })
+            .collect()
+    }
+
+    async fn get_profile(&self, id: &ProfileId) -> Result<Profile, StoreError> {
+        let mut tx = self.read().await?;
+        let profile = fetch(&mut tx, id.as_str()).await?;
+        tx.commit().await?;
+        Ok(profile)
+    }
+
+    async fn update_profile(&self, write: ProfileWrite, expected: Revision) -> Result<Profile, StoreError> {
+        let mut tx = self.write().await?;
+        let updated = sqlx::query(
+            "UPDATE profiles SET name = ?, name_key = ?, revision = revision + 1, updated_at_ms = ? \
+             WHERE id = ? AND revision = ?",
+        )
+        .bind(&write.name)
+        .bind(write.name.to_lowercase())
+        .bind(write.now.as_millis())
+        .bind(write.id.as_str())
+        .bind(expected.get())
+        .execute(&mut *tx)
+        .await;
+        match updated {
+            Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
+            Err(error) => return Err(error.into()),
+            Ok(result) if result.rows_affected() == 0 => {
+                return Err(TABLE.stale_or_missing(&mut tx, write.id.as_str(), expected).await);
+            }
+            Ok(_) => {}
+        }
+        let known_ids: HashSet<String> =
+            sqlx::query_scalar("SELECT id FROM candidates WHERE profile_id = ?")
+                .bind(write.id.as_str())
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .collect();
+        check_references(&mut tx, &write, &known_ids).await?;
+        sqlx::query("DELETE FROM candidates WHERE profile_id = ?")
+            .bind(write.id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        insert_candidates(&mut tx, &write).await?;
+        let profile = fetch(&mut tx, write.id.as_str()).await?;
+        tx.commit().await?;
+        Ok(profile)
+    }
+
+    async fn delete_profile(&self, id: &ProfileId) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        let deleted = sqlx::query("DELETE FROM profiles WHERE id = ?")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        if deleted.rows_affected() == 0 {
+            return Err(TABLE.not_found(id.as_str()));
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

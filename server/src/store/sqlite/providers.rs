@@ -1,0 +1,161 @@
+//! Providers in SQLite.
+
+use api::{ProviderId, Revision, Timestamp};
+use async_trait::async_trait;
+use sqlx::{FromRow, SqliteConnection};
+
+use super::{Revisioned, SqliteStore, enum_name, is_unique_violation, parse_enum};
+use crate::domain::{Provider, ProviderWrite};
+use crate::store::{ProviderStore, StoreError};
+
+const TABLE: Revisioned = Revisioned::Providers;
+
+/// The columns of a [`ProviderRow`], for `concat!` (sqlx takes only literal SQL).
+macro_rules! columns {
+    () => {
+        "id, name, kind, family, base_url, api_key_env, revision, created_at_ms, updated_at_ms"
+    };
+}
+
+#[derive(FromRow)]
+struct ProviderRow {
+    id: String,
+    name: String,
+    kind: String,
+    family: String,
+    base_url: String,
+    api_key_env: Option<String>,
+    revision: i64,
+    created_at_ms: i64,
+    updated_at_ms: i64,
+}
+
+impl ProviderRow {
+    fn into_domain(self) -> Result<Provider, StoreError> {
+        Ok(Provider {
+            kind: parse_enum("provider kind", &self.kind)?,
+            family: parse_enum("provider family", &self.family)?,
+            id: ProviderId::new(self.id),
+            name: self.name,
+            base_url: self.base_url,
+            api_key_env: self.api_key_env,
+            revision: Revision::new(self.revision),
+            created_at: Timestamp::from_millis(self.created_at_ms),
+            updated_at: Timestamp::from_millis(self.updated_at_ms),
+        })
+    }
+}
+
+async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Provider, StoreError> {
+    let row: Option<ProviderRow> =
+        sqlx::query_as(concat!("SELECT ", columns!(), " FROM providers WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    row.ok_or_else(|| TABLE.not_found(id))?.into_domain()
+}
+
+#[async_trait]
+impl ProviderStore for SqliteStore {
+    async fn create_provider(&self, write: ProviderWrite) -> Result<Provider, StoreError> {
+        let mut tx = self.write().await?;
+        let inserted = sqlx::query(
+            "INSERT INTO providers (id, name, name_key, kind, family, base_url, api_key_env, revision, created_at_ms, updated_at_ms) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+        )
+        .bind(write.id.as_str())
+        .bind(&write.name)
+        .bind(write.name.to_lowercase())
+        .bind(enum_name(&write.kind))
+        .bind(enum_name(&write.family))
+        .bind(&write.base_url)
+        .bind(&write.api_key_env)
+        .bind(write.now.as_millis())
+        .bind(write.now.as_millis())
+        .execute(&mut *tx)
+        .await;
+        match inserted {
+            Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
+            Err(error) => return Err(error.into()),
+            Ok(_) => {}
+        }
+        let provider = fetch(&mut tx, write.id.as_str()).await?;
+        tx.commit().await?;
+        Ok(provider)
+    }
+
+    async fn list_providers(&self) -> Result<Vec<Provider>, StoreError> {
+        let rows: Vec<ProviderRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            columns!(),
+            " FROM providers ORDER BY name_key, id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(ProviderRow::into_domain).collect()
+    }
+
+    async fn get_provider(&self, id: &ProviderId) -> Result<Provider, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        fetch(&mut conn, id.as_str()).await
+    }
+
+    async fn update_provider(
+        &self,
+        write: ProviderWrite,
+        expected: Revision,
+    ) -> Result<Provider, StoreError> {
+        let mut tx = self.write().await?;
+        let updated = sqlx::query(
+            "UPDATE providers SET name = ?, name_key = ?, kind = ?, family = ?, base_url = ?, api_key_env = ?, \
+             revision = revision + 1, updated_at_ms = ? WHERE id = ? AND revision = ?",
+        )
+        .bind(&write.name)
+        .bind(write.name.to_lowercase())
+        .bind(enum_name(&write.kind))
+        .bind(enum_name(&write.family))
+        .bind(&write.base_url)
+        .bind(&write.api_key_env)
+        .bind(write.now.as_millis())
+        .bind(write.id.as_str())
+        .bind(expected.get())
+        .execute(&mut *tx)
+        .await;
+        match updated {
+            Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
+            Err(error) => return Err(error.into()),
+            Ok(result) if result.rows_affected() == 0 => {
+                return Err(TABLE.stale_or_missing(&mut tx, write.id.as_str(), expected).await);
+            }
+            Ok(_) => {}
+        }
+        let provider = fetch(&mut tx, write.id.as_str()).await?;
+        tx.commit().await?;
+        Ok(provider)
+    }
+
+    async fn delete_provider(&self, id: &ProviderId) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        let provider = fetch(&mut tx, id.as_str()).await?;
+        let users: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT profiles.name FROM candidates JOIN profiles ON profiles.id = candidates.profile_id \
+             WHERE candidates.provider_id = ? ORDER BY profiles.name",
+        )
+        .bind(id.as_str())
+        .fetch_all(&mut *tx)
+        .await?;
+        if !users.is_empty() {
+            return Err(StoreError::InUse {
+                entity: TABLE.entity(),
+                name: provider.name,
+                users: format!("the profiles {}", users.join(", ")),
+            });
+        }
+        sqlx::query("DELETE FROM providers WHERE id = ?")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}

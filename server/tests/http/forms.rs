@@ -1,0 +1,196 @@
+//! The plain-form posts: the same services as the JSON API, answered as
+//! pages. Success redirects; a refusal renders the page again with the
+//! values sent, the errors at their fields and the refusal's own status.
+
+use axum::http::{Method, StatusCode, header};
+use serde_json::json;
+
+use super::Api;
+
+fn location(answer: &super::Answer) -> &str {
+    answer
+        .headers
+        .get(header::LOCATION)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
+}
+
+#[tokio::test]
+async fn a_provider_form_saves_and_redirects() {
+    let api = Api::new().await;
+    let answer = api
+        .post_form(
+            "/providers",
+            &[
+                ("name", "Anthropic"),
+                ("kind", "anthropic"),
+                ("family", ""),
+                ("base_url", "https://api.anthropic.com/"),
+                ("api_key_env", "ANTHROPIC_API_KEY"),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+    assert_eq!(location(&answer), "/providers");
+    let (_, list) = api.call(Method::GET, "/api/providers", None).await;
+    assert_eq!(list[0]["base_url"], "https://api.anthropic.com");
+    assert_eq!(list[0]["family"], "anthropic");
+
+    // An edit names the revision it was read at; a second one with the same
+    // revision is stale, and the page says so with a 409.
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    let edit = |name: &'static str| {
+        [
+            ("id", id.clone()),
+            ("revision", "1".to_owned()),
+            ("name", name.to_owned()),
+            ("kind", "anthropic".to_owned()),
+            ("base_url", "https://eu.example".to_owned()),
+            ("api_key_env", "ANTHROPIC_API_KEY".to_owned()),
+        ]
+    };
+    let sent = edit("Anthropic EU");
+    let sent: Vec<(&str, &str)> = sent.iter().map(|(a, b)| (*a, b.as_str())).collect();
+    let answer = api.post_form(&format!("/providers/{id}"), &sent).await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+    let again = edit("Anthropic again");
+    let again: Vec<(&str, &str)> = again.iter().map(|(a, b)| (*a, b.as_str())).collect();
+    let answer = api.post_form(&format!("/providers/{id}"), &again).await;
+    assert_eq!(answer.status, StatusCode::CONFLICT);
+    assert!(answer.text.contains("Someone else saved this first"), "{}", answer.text);
+    assert!(answer.text.contains("Anthropic again"), "the values sent are kept");
+    let (_, one) = api.call(Method::GET, &format!("/api/providers/{id}"), None).await;
+    assert_eq!(one["name"], "Anthropic EU", "a refused edit changes nothing");
+}
+
+#[tokio::test]
+async fn a_refused_provider_form_comes_back_with_its_errors_and_never_the_key() {
+    let api = Api::new().await;
+    let secret = "sk-ant-api03-pasted-by-mistake";
+    let answer = api
+        .post_form(
+            "/providers",
+            &[
+                ("name", "Mine"),
+                ("kind", "openai"),
+                ("base_url", "ftp://nowhere"),
+                ("api_key_env", secret),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.text.contains("must start with http:// or https://"), "{}", answer.text);
+    assert!(answer.text.contains("never the key itself"));
+    assert!(answer.text.contains("value=\"Mine\""), "the name sent is kept");
+    assert!(!answer.text.contains(secret), "a pasted key is never shown again");
+    let (_, list) = api.call(Method::GET, "/api/providers", None).await;
+    assert_eq!(list, json!([]), "nothing stored");
+}
+
+#[tokio::test]
+async fn a_profile_form_saves_edits_structure_and_refuses_with_field_errors() {
+    let api = Api::new().await;
+    let provider = api.provider("Anthropic").await;
+    let provider_id = provider["id"].as_str().unwrap();
+    let candidate = |field: &str| format!("candidates[0].{field}");
+    let base: Vec<(String, String)> = vec![
+        ("name".into(), "Coding".into()),
+        (candidate("provider_id"), provider_id.into()),
+        (candidate("model"), "model-alpha".into()),
+        (candidate("enabled"), "on".into()),
+        (candidate("max_tokens"), "4096".into()),
+        (candidate("escalation.max_escalations"), "1".into()),
+        (candidate("escalation.ceiling_tokens"), "32768".into()),
+        (candidate("policy.transient.retry.enabled"), "on".into()),
+        (candidate("policy.transient.retry.max_retries"), "2".into()),
+        (candidate("policy.transient.retry.initial_interval_ms"), "500".into()),
+        (candidate("policy.transient.reset_wait.enabled"), "on".into()),
+        (candidate("policy.transient.reset_wait.max_wait_s"), "60".into()),
+        (candidate("policy.transient.on_exhausted"), "skip".into()),
+        (candidate("policy.hard.retry.max_retries"), "2".into()),
+        (candidate("policy.hard.retry.initial_interval_ms"), "500".into()),
+        (candidate("policy.hard.reset_wait.max_wait_s"), "3600".into()),
+        (candidate("policy.hard.on_exhausted"), "stop".into()),
+    ];
+    let with = |changes: &[(&str, &str)]| -> Vec<(String, String)> {
+        let mut pairs = base.clone();
+        for (name, value) in changes {
+            match pairs.iter_mut().find(|(field, _)| field == name) {
+                Some(pair) => pair.1 = (*value).to_owned(),
+                None => pairs.push(((*name).to_owned(), (*value).to_owned())),
+            }
+        }
+        pairs
+    };
+    let post = |pairs: Vec<(String, String)>, path: &'static str| {
+        let api = &api;
+        async move {
+            let borrowed: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            api.post_form(path, &borrowed).await
+        }
+    };
+
+    // A structural button edits the form and saves nothing.
+    let answer = post(with(&[("op", "add")]), "/profiles/new").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(answer.text.contains("Candidate 2"), "a second card");
+    let (_, list) = api.call(Method::GET, "/api/profiles", None).await;
+    assert_eq!(list, json!([]));
+
+    // Refused: the typed values come back with their errors, and a 422.
+    let answer = post(
+        with(&[
+            (&candidate("policy.transient.retry.max_retries"), "11"),
+            (&candidate("max_tokens"), "lots"),
+        ]),
+        "/profiles/new",
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.text.contains("must be between 1 and 10"), "{}", answer.text);
+    assert!(answer.text.contains("must be a whole number"));
+    assert!(answer.text.contains("Nothing was saved"));
+    assert!(answer.text.contains("value=\"lots\""), "what was typed is kept");
+
+    // Saved: a redirect to the stored profile, with the policy as posted.
+    let answer = post(base.clone(), "/profiles/new").await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+    let path = location(&answer).to_owned();
+    assert!(path.starts_with("/profiles/"), "{path}");
+    let (_, profile) = api.call(Method::GET, &format!("/api{path}"), None).await;
+    assert_eq!(profile["candidates"][0]["policy"]["hard"]["on_exhausted"], "stop");
+    assert_eq!(profile["candidates"][0]["policy"]["hard"]["retry"]["enabled"], false);
+
+    // Another profile may not take its name.
+    let answer = post(base, "/profiles/new").await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.text.contains("another profile already has this name"));
+}
+
+/// Over 1 MiB is a 413 with the same JSON error on every surface: the JSON
+/// API, a form post and a server function.
+#[tokio::test]
+async fn a_body_too_large_is_a_413_everywhere() {
+    let api = Api::new().await;
+    let huge = "x".repeat(1024 * 1024 + 1);
+    for (path, content_type) in [
+        ("/api/providers", "application/json"),
+        ("/providers", "application/x-www-form-urlencoded"),
+        ("/profiles/new", "application/x-www-form-urlencoded"),
+        ("/fn/save_provider", "application/json"),
+    ] {
+        let answer = api
+            .send(
+                axum::http::Request::builder()
+                    .method(Method::POST)
+                    .uri(path)
+                    .header(header::HOST, super::HOST)
+                    .header(header::CONTENT_TYPE, content_type)
+                    .body(axum::body::Body::from(huge.clone()))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(answer.status, StatusCode::PAYLOAD_TOO_LARGE, "{path}");
+        assert_eq!(answer.json()["error"], "payload_too_large", "{path}");
+    }
+}

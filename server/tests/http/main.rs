@@ -1,0 +1,163 @@
+//! The HTTP surface through the real router, without a socket, on a real
+//! SQLite file: the JSON API, the plain-form posts, the server functions,
+//! the guard in front of them all, and the OpenAPI document.
+
+mod api;
+mod contract;
+mod forms;
+mod guard;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use server::clock::ManualClock;
+use server::http::{AppState, HostGuard, leptos_options, router};
+use server::secrets::FixedSecrets;
+use server::services::Services;
+use server::store::SqliteStore;
+use tower::ServiceExt;
+
+/// The host every request names, unless a test says otherwise.
+pub const HOST: &str = "127.0.0.1:3000";
+
+/// A router over a fresh database, with a fixed clock and fixed secrets:
+/// `ANTHROPIC_API_KEY` is set, and `local_token` (an allowed name of a
+/// form that `*_API_KEY` would not allow) is set too.
+pub struct Api {
+    router: Router,
+    _dir: tempfile::TempDir,
+}
+
+/// An answer: status, headers and body text.
+pub struct Answer {
+    /// The status.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: axum::http::HeaderMap,
+    /// The body, as text.
+    pub text: String,
+}
+
+impl Answer {
+    /// The body as JSON (`null` when empty).
+    pub fn json(&self) -> Value {
+        if self.text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&self.text)
+                .unwrap_or_else(|error| panic!("not JSON ({error}): {}", self.text))
+        }
+    }
+}
+
+impl Api {
+    /// The router over a fresh database.
+    pub async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("api.db").display());
+        let services = Services {
+            store: Arc::new(SqliteStore::open(&url).await.unwrap()),
+            clock: Arc::new(ManualClock::at_millis(1_796_000_000_000)),
+            secrets: Arc::new(FixedSecrets::new([
+                ("ANTHROPIC_API_KEY", "sk-ant-test-value"),
+                ("local_token", "local-test-value"),
+            ])),
+            key_envs: ::api::KeyEnvRules::new(vec!["local_token".to_owned()]),
+        };
+        let state = AppState {
+            leptos_options: leptos_options("127.0.0.1:0".parse().unwrap()),
+            services,
+            host_guard: HostGuard::new(&["switchback.example.com".to_owned()]),
+        };
+        Self {
+            router: router(state),
+            _dir: dir,
+        }
+    }
+
+    /// Send a request as it is.
+    pub async fn send(&self, request: Request<Body>) -> Answer {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        Answer {
+            status,
+            headers,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    /// Send JSON (or nothing) to `path`, as a program would.
+    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let builder = Request::builder().method(method).uri(path).header(header::HOST, HOST);
+        let request = match body {
+            Some(body) => builder
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+            None => builder.body(Body::empty()).unwrap(),
+        };
+        let answer = self.send(request).await;
+        (answer.status, answer.json())
+    }
+
+    /// Post a form to `path`, as a browser on this server's own page would.
+    pub async fn post_form(&self, path: &str, pairs: &[(&str, &str)]) -> Answer {
+        let body = serde_urlencoded::to_string(pairs).unwrap();
+        self.send(
+            Request::builder()
+                .method(Method::POST)
+                .uri(path)
+                .header(header::HOST, HOST)
+                .header(header::ORIGIN, format!("http://{HOST}"))
+                .header("sec-fetch-site", "same-origin")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// A provider through the API.
+    pub async fn provider(&self, name: &str) -> Value {
+        let (status, body) = self
+            .call(
+                Method::POST,
+                "/api/providers",
+                Some(json!({
+                    "name": name, "kind": "anthropic", "base_url": "https://api.anthropic.com",
+                    "api_key_env": "ANTHROPIC_API_KEY",
+                })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+}
+
+/// `(field, code)` of each error in a refusal.
+pub fn fields(body: &Value) -> Vec<(String, String)> {
+    body["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("field errors expected: {body}"))
+        .iter()
+        .map(|error| {
+            (
+                error["field"].as_str().unwrap().to_owned(),
+                error["code"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Owned `(field, code)` pairs.
+pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
