@@ -122,7 +122,10 @@ pub struct PolicySection {
 ///
 /// ```
 /// let retry = policy::RetrySettings { enabled: true, max_retries: 3, initial_interval_ms: 250 };
-/// assert_eq!(retry.max_retries, 3);
+/// let delays: Vec<u64> = (1..=retry.max_retries)
+///     .map(|ordinal| policy::backoff_ms(retry.initial_interval_ms, ordinal))
+///     .collect();
+/// assert_eq!(delays, [250, 500, 1_000]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct RetrySettings {

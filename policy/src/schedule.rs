@@ -8,8 +8,9 @@ use crate::document::{OnExhausted, PolicySection, MAX_RETRIES_BOUNDS};
 /// One retry of a [`Schedule`].
 ///
 /// ```
-/// let step = policy::ScheduleStep { retry_ordinal: 1, delay_ms: 500, total_ms: 500 };
-/// assert_eq!(step.delay_ms, step.total_ms);
+/// let steps = policy::schedule(&policy::PolicySection::transient_default()).steps;
+/// let second = steps[1];
+/// assert_eq!((second.retry_ordinal, second.delay_ms, second.total_ms), (2, 1_000, 1_500));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct ScheduleStep {

@@ -147,7 +147,7 @@ mod tests {
             .unwrap()
             .command;
         assert!(
-            matches!(command, Command::Policy(PolicyCommand::Check { file }) if file == PathBuf::from("p.json"))
+            matches!(command, Command::Policy(PolicyCommand::Check { file }) if file.as_path() == std::path::Path::new("p.json"))
         );
         assert!(Cli::try_parse_from(["switchback", "policy", "check"]).is_err());
     }

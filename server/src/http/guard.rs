@@ -77,7 +77,7 @@ impl HostGuard {
         }
         name.parse::<IpAddr>().is_ok()
             || name == "localhost"
-            || self.public_names.iter().any(|public| *public == name)
+            || self.public_names.contains(&name)
     }
 }
 
@@ -178,11 +178,14 @@ mod tests {
         }
     }
 
+    /// Header pairs, the method, and whether the request is refused.
+    type Row<'a> = (&'a [(&'static str, &'static str)], Method, bool);
+
     #[test]
     fn writes_from_other_sites_are_refused() {
         let guard = HostGuard::default();
         let host = ("host", "127.0.0.1:3000");
-        let table: [(&[(&'static str, &'static str)], Method, bool); 9] = [
+        let table: [Row<'_>; 9] = [
             (&[host, ("sec-fetch-site", "cross-site")], Method::POST, true),
             (&[host, ("sec-fetch-site", "same-site")], Method::PUT, true),
             (&[host, ("sec-fetch-site", "same-origin")], Method::POST, false),

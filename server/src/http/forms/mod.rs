@@ -26,9 +26,8 @@ use crate::error::AppError;
 type Pairs = Result<Form<Vec<(String, String)>>, FormRejection>;
 
 /// The pairs, or the refusal to answer with.
-fn pairs(form: Pairs) -> Result<Vec<(String, String)>, Response> {
-    form.map(|Form(pairs)| pairs)
-        .map_err(|rejection| AppError::from(rejection).into_response())
+fn pairs(form: Pairs) -> Result<Vec<(String, String)>, AppError> {
+    form.map(|Form(pairs)| pairs).map_err(AppError::from)
 }
 
 /// Render the page at `uri` (as a GET would) with extra context, complete

@@ -39,7 +39,7 @@ async fn submit(
 ) -> Response {
     let pairs = match pairs(form) {
         Ok(pairs) => pairs,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let services = &state.services;
     let mut form = ProfileForm::from_pairs(&pairs);

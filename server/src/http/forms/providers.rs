@@ -36,7 +36,7 @@ async fn submit(
 ) -> Response {
     let pairs = match pairs(form) {
         Ok(pairs) => pairs,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let mut form = ProviderForm::from_pairs(&pairs);
     form.id = id.clone();
