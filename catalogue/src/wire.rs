@@ -14,8 +14,6 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-mod fast;
-
 /// A whole error body (or SSE event data).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -512,24 +510,17 @@ pub(crate) fn parse_body<'a>(text: &'a str, body: &mut WireBody<'a>) -> bool {
     if !(first.starts_with('"') || first.starts_with('}')) {
         return false;
     }
-    // Most bodies are plain: the fast reader takes them, and hands the rest to serde.
-    if fast::parse_plain_body(trimmed, body).is_ok() {
-        return true;
-    }
     // The first value only: what follows it is not read (as a stream would not).
     match serde_object(trimmed) {
         Some(parsed) => {
             *body = parsed;
             true
         }
-        None => {
-            *body = WireBody::default();
-            false
-        }
+        None => false,
     }
 }
 
-/// The serde reader: the reference for every body (the fast reader agrees with it).
+/// The first JSON object of `text`, read by serde.
 fn serde_object(text: &str) -> Option<WireBody<'_>> {
     WireBody::deserialize(&mut serde_json::Deserializer::from_str(text)).ok()
 }
@@ -555,5 +546,80 @@ impl WireBody<'_> {
             || !matches!(self.model_stream_error_exception, ErrorField::Absent)
             || !matches!(self.validation_exception, ErrorField::Absent)
             || !matches!(self.internal_server_exception, ErrorField::Absent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_body, ErrorField, WireBody};
+
+    /// The body `text` reads as, or `None` when it is not one.
+    fn parsed(text: &str) -> Option<WireBody<'_>> {
+        let mut body = WireBody::default();
+        parse_body(text, &mut body).then_some(body)
+    }
+
+    fn text<'t>(scalar: &'t super::Scalar<'_>) -> Option<&'t str> {
+        scalar.0.as_deref()
+    }
+
+    #[test]
+    fn fields_of_any_type_are_read_leniently() {
+        let body = parsed(
+            r#" {"type":"error","error":{"type":"rate_limit_error","code":429,"message":"a\nb \u00e9","status":false,"details":{"error_code":"x"},"metadata":{"raw":"r","provider_name":7}},"name":[1,{"a":null}],"x":{"y":[]}} and then more"#,
+        )
+        .expect("a body");
+        assert_eq!(text(&body.kind), Some("error"));
+        assert_eq!(text(&body.name), None);
+        let ErrorField::Object(error) = &body.error else {
+            panic!("an error object: {:?}", body.error);
+        };
+        assert_eq!(text(&error.kind), Some("rate_limit_error"));
+        assert_eq!(text(&error.code), Some("429"));
+        assert_eq!(text(&error.message), Some("a\nb é"));
+        assert_eq!(text(&error.status), None);
+        assert_eq!(error.details.0.len(), 1);
+        assert_eq!(text(&error.details.0[0].error_code), Some("x"));
+        let metadata = error.metadata.as_ref().expect("metadata");
+        assert_eq!(text(&metadata.raw), Some("r"));
+        assert_eq!(text(&metadata.provider_name), Some("7"));
+        assert!(body.holds_error());
+    }
+
+    #[test]
+    fn gemini_details_lists_skip_what_is_not_an_object() {
+        let body = parsed(
+            r#"{"error":{"details":[1,{"retryDelay":"39s"},"x",{"violations":[{"quotaId":"PerDay"},2]}]}}"#,
+        )
+        .expect("a body");
+        let ErrorField::Object(error) = &body.error else {
+            panic!("an error object");
+        };
+        let details = &error.details.0;
+        assert_eq!(details.len(), 2);
+        assert_eq!(text(&details[0].retry_delay), Some("39s"));
+        assert_eq!(details[1].violations.0.len(), 1);
+        assert_eq!(text(&details[1].violations.0[0].quota_id), Some("PerDay"));
+    }
+
+    #[test]
+    fn bare_messages_streams_and_non_bodies() {
+        let ollama = parsed(r#"{"error":"model not found"}"#).expect("a body");
+        assert!(matches!(&ollama.error, ErrorField::Text(message) if message == "model not found"));
+        // A Vertex stream: the first element that holds an error.
+        let stream = parsed(r#"[{"candidates":[]},{"error":{"code":503}}]"#).expect("a body");
+        assert!(matches!(stream.error, ErrorField::Object(_)));
+        assert!(parsed(r#"[{"candidates":[]}]"#).is_none());
+        for text in [
+            "plain text",
+            "{'error': 'single quotes'}",
+            r#"{"error": "cut"#,
+            r#"{"type":"a","type":"b"}"#,
+            "",
+        ] {
+            assert!(parsed(text).is_none(), "{text}");
+        }
+        let empty = parsed("{}").expect("an empty body");
+        assert!(!empty.holds_error());
     }
 }
