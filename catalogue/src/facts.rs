@@ -8,9 +8,14 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use smallvec::SmallVec;
+
 use crate::family::Family;
-use crate::few::Few;
 use crate::wire::{parse_body, ErrorField, WireBody, WireError};
+
+/// A few texts of one kind, in order. The facts of one piece of evidence hold one or two
+/// error types, codes and messages: kept inline, they cost no allocation.
+pub(crate) type Texts<'a> = SmallVec<[Cow<'a, str>; 4]>;
 
 /// The facts of one piece of evidence, borrowed from it where possible.
 #[derive(Debug, Default)]
@@ -20,12 +25,12 @@ pub(crate) struct Facts<'a> {
     pub status: Option<u16>,
     /// Error types: Anthropic/OpenAI `error.type`, Gemini `error.status`, Bedrock
     /// exception names, vLLM `type`.
-    pub types: Few<Cow<'a, str>>,
+    pub types: Texts<'a>,
     /// Error codes: OpenAI `error.code`, Gemini `ErrorInfo.reason`, Anthropic
     /// `details.error_code`, Azure `innererror.code`, Gemini `blockReason`.
-    pub codes: Few<Cow<'a, str>>,
+    pub codes: Texts<'a>,
     /// The provider's messages, the primary one first.
-    pub messages: Few<Cow<'a, str>>,
+    pub messages: Texts<'a>,
     /// CLI output, as text.
     pub output: Option<&'a str>,
     /// Gemini `QuotaFailure` quota ids and metrics, lowercased, space-separated.
@@ -329,9 +334,8 @@ impl<'a> Facts<'a> {
         nested.read_body(&raw, &mut nested_status, 1);
         if nested.types.is_empty() && nested.codes.is_empty() {
             // Plain text: it is the provider's message, and says more than OpenRouter's.
-            let mut front = Few::default();
-            front.push(raw);
-            self.messages.prepend(front);
+            drop(nested); // It borrows `raw`.
+            self.messages.insert(0, raw);
             return;
         }
         nested.status = nested_status;
@@ -354,7 +358,7 @@ impl<'a> Facts<'a> {
     }
 
     /// Takes in the facts of a nested error: its messages and kinds come first.
-    fn absorb(&mut self, nested: Facts<'static>) {
+    fn absorb(&mut self, nested: Facts<'a>) {
         let Facts {
             types,
             codes,
@@ -366,9 +370,9 @@ impl<'a> Facts<'a> {
             upstream,
             ..
         } = nested;
-        self.types.prepend(types);
-        self.codes.prepend(codes);
-        self.messages.prepend(messages);
+        self.types.insert_many(0, types);
+        self.codes.insert_many(0, codes);
+        self.messages.insert_many(0, messages);
         self.quota.push_str(&quota);
         self.retry_delay = retry_delay.or(self.retry_delay.take());
         self.resets_in_seconds = resets_in_seconds.or(self.resets_in_seconds.take());
@@ -378,15 +382,15 @@ impl<'a> Facts<'a> {
         }
     }
 
-    fn into_owned(self) -> Facts<'static> {
-        fn own(text: Cow<'_, str>) -> Cow<'static, str> {
+    fn into_owned<'b>(self) -> Facts<'b> {
+        fn own<'b>(text: Cow<'_, str>) -> Cow<'b, str> {
             Cow::Owned(text.into_owned())
         }
         Facts {
             status: self.status,
-            types: self.types.map(own),
-            codes: self.codes.map(own),
-            messages: self.messages.map(own),
+            types: self.types.into_iter().map(own).collect(),
+            codes: self.codes.into_iter().map(own).collect(),
+            messages: self.messages.into_iter().map(own).collect(),
             output: None,
             quota: self.quota,
             retry_delay: self.retry_delay.map(own),

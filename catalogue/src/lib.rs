@@ -9,7 +9,7 @@
 //! - `wire`, `facts`: the JSON shapes errors come in, and the facts rules read from them
 //!   (SSE error events inside a 200 stream, nested JSON messages, OpenRouter's
 //!   `metadata.raw`, CLI output). `wire` reads bodies with serde into borrowed, typed
-//!   structs; `few` holds the small inline lists facts are kept in.
+//!   structs; facts keep their few types, codes and messages in `smallvec` lists.
 //! - `rules`: the rules, as data, one table per family (see `CATALOGUE.md`).
 //! - `catalogue`: the compiled catalogue and the matching (rank, conflicts); `rule_set`:
 //!   the allocation-free rule sets and key indexes it matches with.
@@ -37,7 +37,6 @@ mod catalogue;
 mod evidence;
 mod facts;
 mod family;
-mod few;
 mod hints;
 mod output;
 mod redact;
