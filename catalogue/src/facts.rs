@@ -6,6 +6,7 @@
 //! its own; CLI output gives its embedded JSON and the status it quotes.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 use smallvec::SmallVec;
@@ -45,6 +46,8 @@ pub(crate) struct Facts<'a> {
     pub html_title: Option<Option<String>>,
     /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
     pub upstream: Option<Upstream>,
+    /// [`Facts::texts`] ASCII-lowercased, made on first use.
+    lowercase_texts: OnceCell<SmallVec<[String; 2]>>,
 }
 
 /// An OpenRouter upstream error.
@@ -111,6 +114,15 @@ impl<'a> Facts<'a> {
             .iter()
             .map(|message| message.as_ref())
             .chain(self.output)
+    }
+
+    /// Every text of [`Facts::texts`], in the same order, ASCII-lowercased (so byte
+    /// offsets stay the same), made once: fragments and phrases are lowercase, and
+    /// searching lowercased text case-sensitively lets the searchers use their fast
+    /// prefilters.
+    pub fn lowercase_texts(&self) -> &[String] {
+        self.lowercase_texts
+            .get_or_init(|| self.texts().map(str::to_ascii_lowercase).collect())
     }
 
     fn read_body(&mut self, body: &'a str, quoted_status: &mut Option<u16>, depth: u8) {
@@ -398,6 +410,7 @@ impl<'a> Facts<'a> {
             resets_at: self.resets_at.map(own),
             html_title: self.html_title,
             upstream: self.upstream,
+            lowercase_texts: OnceCell::new(),
         }
     }
 }

@@ -42,7 +42,6 @@ mod output;
 mod redact;
 mod rule_set;
 mod rules;
-mod search;
 mod stream;
 mod time;
 mod wire;
