@@ -135,11 +135,10 @@ impl<'a> Facts<'a> {
             return;
         }
         let payload = sse_error_data(trimmed).unwrap_or(trimmed);
-        let mut wire = WireBody::default();
-        if !parse_body(payload, &mut wire) {
-            self.messages.push(Cow::Borrowed(payload));
-        } else if wire.holds_error() {
-            self.read_wire(&mut wire, quoted_status, depth);
+        match parse_body(payload) {
+            None => self.messages.push(Cow::Borrowed(payload)),
+            Some(mut wire) if wire.holds_error() => self.read_wire(&mut wire, quoted_status, depth),
+            Some(_) => {}
         }
     }
 
@@ -157,8 +156,7 @@ impl<'a> Facts<'a> {
                 break;
             };
             let start = searched_from + offset;
-            let mut wire = WireBody::default();
-            if parse_body(&output[start..], &mut wire) && wire.holds_error() {
+            if let Some(mut wire) = parse_body(&output[start..]).filter(WireBody::holds_error) {
                 let mut nested_status = None;
                 self.read_wire(&mut wire, &mut nested_status, 0);
                 if quoted_status.is_none() {
