@@ -7,6 +7,10 @@
 //! vLLM (`{"object":"error","type",...}`), the Responses API (`response.failed`) and the
 //! Codex backend (`resets_at`, `resets_in_seconds`). A field of an unexpected JSON type is
 //! ignored rather than failing the whole body.
+//!
+//! serde reads the structs below, their strings borrowed from the body unless they hold
+//! escapes. Each field carries its own `default`: a struct-level default would build a
+//! whole default struct for every object read.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -520,7 +524,7 @@ impl WireBody<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_body as parsed, ErrorField};
+    use super::{parse_body, ErrorField};
 
     fn text<'t>(scalar: &'t super::Scalar<'_>) -> Option<&'t str> {
         scalar.0.as_deref()
@@ -528,7 +532,7 @@ mod tests {
 
     #[test]
     fn fields_of_any_type_are_read_leniently() {
-        let body = parsed(
+        let body = parse_body(
             r#" {"type":"error","error":{"type":"rate_limit_error","code":429,"message":"a\nb \u00e9","status":false,"details":{"error_code":"x"},"metadata":{"raw":"r","provider_name":7}},"name":[1,{"a":null}],"x":{"y":[]}} and then more"#,
         )
         .expect("a body");
@@ -551,7 +555,7 @@ mod tests {
 
     #[test]
     fn gemini_details_lists_skip_what_is_not_an_object() {
-        let body = parsed(
+        let body = parse_body(
             r#"{"error":{"details":[1,{"retryDelay":"39s"},"x",{"violations":[{"quotaId":"PerDay"},2]}]}}"#,
         )
         .expect("a body");
@@ -567,12 +571,12 @@ mod tests {
 
     #[test]
     fn bare_messages_streams_and_non_bodies() {
-        let ollama = parsed(r#"{"error":"model not found"}"#).expect("a body");
+        let ollama = parse_body(r#"{"error":"model not found"}"#).expect("a body");
         assert!(matches!(&ollama.error, ErrorField::Text(message) if message == "model not found"));
         // A Vertex stream: the first element that holds an error.
-        let stream = parsed(r#"[{"candidates":[]},{"error":{"code":503}}]"#).expect("a body");
+        let stream = parse_body(r#"[{"candidates":[]},{"error":{"code":503}}]"#).expect("a body");
         assert!(matches!(stream.error, ErrorField::Object(_)));
-        assert!(parsed(r#"[{"candidates":[]}]"#).is_none());
+        assert!(parse_body(r#"[{"candidates":[]}]"#).is_none());
         for text in [
             "plain text",
             "{'error': 'single quotes'}",
@@ -580,9 +584,9 @@ mod tests {
             r#"{"type":"a","type":"b"}"#,
             "",
         ] {
-            assert!(parsed(text).is_none(), "{text}");
+            assert!(parse_body(text).is_none(), "{text}");
         }
-        let empty = parsed("{}").expect("an empty body");
+        let empty = parse_body("{}").expect("an empty body");
         assert!(!empty.holds_error());
     }
 }
