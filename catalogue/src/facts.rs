@@ -46,7 +46,8 @@ pub(crate) struct Facts<'a> {
     pub html_title: Option<Option<String>>,
     /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
     pub upstream: Option<Upstream>,
-    /// [`Facts::texts`] ASCII-lowercased, made on first use.
+    /// [`Facts::texts`] ASCII-lowercased, made on first use (once the facts are read:
+    /// texts added later would not show in it).
     lowercase_texts: OnceCell<SmallVec<[String; 2]>>,
 }
 
