@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use memchr::memmem::Finder;
 use policy::{Class, Classification, Confidence, SemanticCode};
 
 use crate::evidence::Evidence;
@@ -313,13 +314,11 @@ impl CompiledFamily {
     ) -> Option<Verdict> {
         let mut found = IndexSet::default();
         if let Some(needles) = &self.needles {
-            for text in facts.texts() {
-                crate::search::with_ascii_lowercase(text, |lower| {
-                    for hit in needles.find_iter(lower) {
-                        // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
-                        found.insert(hit.pattern().as_usize() as u16);
-                    }
-                });
+            for lower in facts.lowercase_texts() {
+                for hit in needles.find_iter(lower) {
+                    // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
+                    found.insert(hit.pattern().as_usize() as u16);
+                }
             }
         }
         // Candidates: rules whose index key is present. Their other conditions are
@@ -426,7 +425,10 @@ impl CompiledFamily {
                 memchr::memmem::find(facts.quota.as_bytes(), needed.as_bytes()).is_some()
             })
             && rule.predicate.is_none_or(|predicate| match predicate {
-                Predicate::RequestedOverLimit => facts.texts().any(requested_over_limit),
+                Predicate::RequestedOverLimit => facts
+                    .lowercase_texts()
+                    .iter()
+                    .any(|lower| requested_over_limit(lower)),
             })
     }
 }
@@ -443,18 +445,23 @@ fn lowercase_key<'b>(text: &str, buffer: &'b mut [u8; 64]) -> Option<&'b [u8]> {
     Some(&buffer[..bytes.len()])
 }
 
-/// `... Limit 10000, Requested 15000 ...`: one request asks for more than the limit.
+/// `... limit 10000, requested 15000 ...` (in lowercased text): one request asks for
+/// more than the limit.
 fn requested_over_limit(text: &str) -> bool {
+    // Searchers built once. Neither word can overlap itself, so the non-overlapping
+    // occurrences a searcher reports are all of them.
+    static LIMIT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("limit"));
+    static REQUESTED: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("requested"));
     let text = crate::redact::prefix(text, 4096);
-    let limit = number_after(text, "limit");
-    let requested = number_after(text, "requested");
+    let limit = number_after(text, &LIMIT);
+    let requested = number_after(text, &REQUESTED);
     matches!((limit, requested), (Some(limit), Some(requested)) if requested > limit)
 }
 
 /// The first number that directly follows `word` (after `:`, spaces), commas allowed.
-fn number_after(text: &str, word: &str) -> Option<u64> {
-    for start in crate::search::find_all_ignore_case(text, word) {
-        let rest = text[start + word.len()..].trim_start_matches([' ', ':']);
+fn number_after(text: &str, word: &Finder) -> Option<u64> {
+    for start in word.find_iter(text.as_bytes()) {
+        let rest = text[start + word.needle().len()..].trim_start_matches([' ', ':']);
         let mut number: u64 = 0;
         let mut digits = 0;
         for byte in rest.bytes() {
@@ -527,7 +534,11 @@ mod tests {
             ("rate limit reached", false),
         ];
         for (text, expected) in cases {
-            assert_eq!(requested_over_limit(text), expected, "{text}");
+            assert_eq!(
+                requested_over_limit(&text.to_ascii_lowercase()),
+                expected,
+                "{text}"
+            );
         }
     }
 }

@@ -6,11 +6,17 @@
 //! its own; CLI output gives its embedded JSON and the status it quotes.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
+use smallvec::SmallVec;
+
 use crate::family::Family;
-use crate::few::Few;
 use crate::wire::{parse_body, ErrorField, WireBody, WireError};
+
+/// A few texts of one kind, in order. The facts of one piece of evidence hold one or two
+/// error types, codes and messages: kept inline, they cost no allocation.
+pub(crate) type Texts<'a> = SmallVec<[Cow<'a, str>; 4]>;
 
 /// The facts of one piece of evidence, borrowed from it where possible.
 #[derive(Debug, Default)]
@@ -20,12 +26,12 @@ pub(crate) struct Facts<'a> {
     pub status: Option<u16>,
     /// Error types: Anthropic/OpenAI `error.type`, Gemini `error.status`, Bedrock
     /// exception names, vLLM `type`.
-    pub types: Few<Cow<'a, str>>,
+    pub types: Texts<'a>,
     /// Error codes: OpenAI `error.code`, Gemini `ErrorInfo.reason`, Anthropic
     /// `details.error_code`, Azure `innererror.code`, Gemini `blockReason`.
-    pub codes: Few<Cow<'a, str>>,
+    pub codes: Texts<'a>,
     /// The provider's messages, the primary one first.
-    pub messages: Few<Cow<'a, str>>,
+    pub messages: Texts<'a>,
     /// CLI output, as text.
     pub output: Option<&'a str>,
     /// Gemini `QuotaFailure` quota ids and metrics, lowercased, space-separated.
@@ -40,6 +46,9 @@ pub(crate) struct Facts<'a> {
     pub html_title: Option<Option<String>>,
     /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
     pub upstream: Option<Upstream>,
+    /// [`Facts::texts`] ASCII-lowercased, made on first use (once the facts are read:
+    /// texts added later would not show in it).
+    lowercase_texts: OnceCell<SmallVec<[String; 2]>>,
 }
 
 /// An OpenRouter upstream error.
@@ -108,6 +117,15 @@ impl<'a> Facts<'a> {
             .chain(self.output)
     }
 
+    /// Every text of [`Facts::texts`], in the same order, ASCII-lowercased (so byte
+    /// offsets stay the same), made once: fragments and phrases are lowercase, and
+    /// searching lowercased text case-sensitively lets the searchers use their fast
+    /// prefilters.
+    pub fn lowercase_texts(&self) -> &[String] {
+        self.lowercase_texts
+            .get_or_init(|| self.texts().map(str::to_ascii_lowercase).collect())
+    }
+
     fn read_body(&mut self, body: &'a str, quoted_status: &mut Option<u16>, depth: u8) {
         let trimmed = body.trim();
         if trimmed.is_empty() {
@@ -118,11 +136,10 @@ impl<'a> Facts<'a> {
             return;
         }
         let payload = sse_error_data(trimmed).unwrap_or(trimmed);
-        let mut wire = WireBody::default();
-        if !parse_body(payload, &mut wire) {
-            self.messages.push(Cow::Borrowed(payload));
-        } else if wire.holds_error() {
-            self.read_wire(&mut wire, quoted_status, depth);
+        match parse_body(payload) {
+            None => self.messages.push(Cow::Borrowed(payload)),
+            Some(mut wire) if wire.holds_error() => self.read_wire(&mut wire, quoted_status, depth),
+            Some(_) => {}
         }
     }
 
@@ -140,8 +157,7 @@ impl<'a> Facts<'a> {
                 break;
             };
             let start = searched_from + offset;
-            let mut wire = WireBody::default();
-            if parse_body(&output[start..], &mut wire) && wire.holds_error() {
+            if let Some(mut wire) = parse_body(&output[start..]).filter(WireBody::holds_error) {
                 let mut nested_status = None;
                 self.read_wire(&mut wire, &mut nested_status, 0);
                 if quoted_status.is_none() {
@@ -329,9 +345,8 @@ impl<'a> Facts<'a> {
         nested.read_body(&raw, &mut nested_status, 1);
         if nested.types.is_empty() && nested.codes.is_empty() {
             // Plain text: it is the provider's message, and says more than OpenRouter's.
-            let mut front = Few::default();
-            front.push(raw);
-            self.messages.prepend(front);
+            drop(nested); // It borrows `raw`.
+            self.messages.insert(0, raw);
             return;
         }
         nested.status = nested_status;
@@ -354,7 +369,7 @@ impl<'a> Facts<'a> {
     }
 
     /// Takes in the facts of a nested error: its messages and kinds come first.
-    fn absorb(&mut self, nested: Facts<'static>) {
+    fn absorb(&mut self, nested: Facts<'a>) {
         let Facts {
             types,
             codes,
@@ -366,9 +381,9 @@ impl<'a> Facts<'a> {
             upstream,
             ..
         } = nested;
-        self.types.prepend(types);
-        self.codes.prepend(codes);
-        self.messages.prepend(messages);
+        self.types.insert_many(0, types);
+        self.codes.insert_many(0, codes);
+        self.messages.insert_many(0, messages);
         self.quota.push_str(&quota);
         self.retry_delay = retry_delay.or(self.retry_delay.take());
         self.resets_in_seconds = resets_in_seconds.or(self.resets_in_seconds.take());
@@ -378,15 +393,15 @@ impl<'a> Facts<'a> {
         }
     }
 
-    fn into_owned(self) -> Facts<'static> {
-        fn own(text: Cow<'_, str>) -> Cow<'static, str> {
+    fn into_owned<'b>(self) -> Facts<'b> {
+        fn own<'b>(text: Cow<'_, str>) -> Cow<'b, str> {
             Cow::Owned(text.into_owned())
         }
         Facts {
             status: self.status,
-            types: self.types.map(own),
-            codes: self.codes.map(own),
-            messages: self.messages.map(own),
+            types: self.types.into_iter().map(own).collect(),
+            codes: self.codes.into_iter().map(own).collect(),
+            messages: self.messages.into_iter().map(own).collect(),
             output: None,
             quota: self.quota,
             retry_delay: self.retry_delay.map(own),
@@ -394,6 +409,7 @@ impl<'a> Facts<'a> {
             resets_at: self.resets_at.map(own),
             html_title: self.html_title,
             upstream: self.upstream,
+            lowercase_texts: OnceCell::new(),
         }
     }
 }

@@ -10,7 +10,9 @@
 //! and reported. An absolute time is read against the provider's `Date` header.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
+use memchr::memmem::Finder;
 use serde::Serialize;
 
 use crate::evidence::Headers;
@@ -237,8 +239,8 @@ fn body_hints(inputs: &HintInputs, collector: &mut Collector, stated: &mut Vec<H
         stated.extend(collector.absolute("resets_at", resets_at, unix_ms));
     }
     for kind in inputs.message_hints {
-        for text in facts.texts() {
-            if let Some(hint) = message_hint(*kind, text, collector) {
+        for (text, lower) in facts.texts().zip(facts.lowercase_texts()) {
+            if let Some(hint) = message_hint(*kind, text, lower, collector) {
                 stated.push(hint);
                 break;
             }
@@ -301,11 +303,17 @@ fn is_zero(remaining: Option<&str>) -> bool {
         .is_some_and(|number| number <= 0.0)
 }
 
-/// A catalogued message's stated time, if this text carries one.
-fn message_hint(kind: MessageHint, text: &str, collector: &mut Collector) -> Option<Hint> {
+/// A catalogued message's stated time, if this text carries one (`lower` is `text`
+/// ASCII-lowercased).
+fn message_hint(
+    kind: MessageHint,
+    text: &str,
+    lower: &str,
+    collector: &mut Collector,
+) -> Option<Hint> {
     match kind {
         MessageHint::TryAgainIn => {
-            let rest = after_any(text, &["try again in ", "retry in "])?;
+            let rest = after_any(text, lower, &TRY_AGAIN_IN)?;
             let first_word = rest.split_whitespace().next().unwrap_or("");
             let token = first_word.trim_end_matches(['.', ',', ')', ';']);
             if let Ok(milliseconds) = parse_go_duration_ms(token) {
@@ -315,7 +323,7 @@ fn message_hint(kind: MessageHint, text: &str, collector: &mut Collector) -> Opt
             collector.relative("message", crate::redact::prefix(rest, 40), Ok(spelled))
         }
         MessageHint::RetryAfterSeconds => {
-            let rest = after_any(text, &["retry after "])?;
+            let rest = after_any(text, lower, &RETRY_AFTER)?;
             let mut words = rest.split_whitespace();
             let number = words.next()?;
             let unit = words.next()?;
@@ -337,7 +345,7 @@ fn message_hint(kind: MessageHint, text: &str, collector: &mut Collector) -> Opt
             collector.absolute("message", digits, epoch_ms(digits))
         }
         MessageHint::TryAgainAt => {
-            let rest = after_any(text, &["try again at "])?;
+            let rest = after_any(text, lower, &TRY_AGAIN_AT)?;
             let candidate = rest.trim_end_matches(['.', ' ']);
             match parse_rfc3339_ms(candidate) {
                 Some(unix_ms) => collector.absolute("message", candidate, Some(unix_ms)),
@@ -352,7 +360,7 @@ fn message_hint(kind: MessageHint, text: &str, collector: &mut Collector) -> Opt
             }
         }
         MessageHint::RegainAccessOn => {
-            let rest = after_any(text, &["regain access on "])?;
+            let rest = after_any(text, lower, &REGAIN_ACCESS_ON)?;
             // `2026-12-01 at 00:00 UTC`
             let date = rest.get(..10)?;
             let time = rest.get(10..)?.trim_start().strip_prefix("at ")?;
@@ -370,7 +378,7 @@ fn message_hint(kind: MessageHint, text: &str, collector: &mut Collector) -> Opt
             collector.absolute("message", &stamp, parse_rfc3339_ms(&stamp))
         }
         MessageHint::ResetsWallClock => {
-            let rest = after_any(text, &["resets ", "reset at "])?;
+            let rest = after_any(text, lower, &RESETS)?;
             let clock = rest.split(['.', '\n', '·']).next().unwrap_or(rest).trim();
             if clock.is_empty() || !clock.starts_with(|character: char| character.is_ascii_digit())
             {
@@ -386,11 +394,29 @@ fn message_hint(kind: MessageHint, text: &str, collector: &mut Collector) -> Opt
     }
 }
 
-/// The text after the first of `markers` (given lowercased; ASCII case-insensitive).
-fn after_any<'t>(text: &'t str, markers: &[&str]) -> Option<&'t str> {
-    markers.iter().find_map(|marker| {
-        let index = crate::search::find_ignore_case(text, marker)?;
-        text.get(index + marker.len()..)
+// The phrases a message states a time after, by hint; the searchers are built once.
+static TRY_AGAIN_IN: LazyLock<Phrases> =
+    LazyLock::new(|| Phrases::new(&["try again in ", "retry in "]));
+static RETRY_AFTER: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["retry after "]));
+static TRY_AGAIN_AT: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["try again at "]));
+static REGAIN_ACCESS_ON: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["regain access on "]));
+static RESETS: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["resets ", "reset at "]));
+
+/// Lowercase phrases in order of preference, one searcher each.
+struct Phrases(Vec<Finder<'static>>);
+
+impl Phrases {
+    fn new(phrases: &[&'static str]) -> Self {
+        Self(phrases.iter().map(|&phrase| Finder::new(phrase)).collect())
+    }
+}
+
+/// The text after the first occurrence of the first of `phrases` that occurs in `text`
+/// (`lower` is `text` ASCII-lowercased).
+fn after_any<'t>(text: &'t str, lower: &str, phrases: &Phrases) -> Option<&'t str> {
+    phrases.0.iter().find_map(|phrase| {
+        let start = phrase.find(lower.as_bytes())?;
+        text.get(start + phrase.needle().len()..)
     })
 }
 
@@ -549,5 +575,21 @@ mod tests {
         );
         // Without a catalogued rule, the same words are not a hint.
         check(&[], Some("please try again in 5s"), &[], (None, None, &[]));
+    }
+
+    #[test]
+    fn phrases_are_found_in_any_case_the_first_listed_first() {
+        let after = |text: &'static str, phrases: &Phrases| {
+            after_any(text, &text.to_ascii_lowercase(), phrases)
+        };
+        assert_eq!(after("Please Try Again in 6ms", &TRY_AGAIN_IN), Some("6ms"));
+        assert_eq!(after("ÉTRY AGAIN IN 2s", &TRY_AGAIN_IN), Some("2s"));
+        // The first listed phrase wins wherever it is.
+        assert_eq!(
+            after("Retry in 1s, or try again in 2s", &TRY_AGAIN_IN),
+            Some("2s")
+        );
+        assert_eq!(after("retry in 1s", &TRY_AGAIN_IN), Some("1s"));
+        assert_eq!(after("nothing to see", &TRY_AGAIN_IN), None);
     }
 }

@@ -260,22 +260,21 @@ fn redact(text: &str) -> Cow<'_, str> {
         }
     }
     // Triggers are lowercase; the text is searched lowercased (same byte offsets).
-    crate::search::with_ascii_lowercase(text, |lower| {
-        for found in TRIGGER_SEARCH.find_iter(lower) {
-            let (start, end) = (found.start(), found.end());
-            let range = match TRIGGERS[found.pattern().as_usize()].1 {
-                Trigger::KeyPrefix { prefix, min_body } => {
-                    key_with_prefix(bytes, start, prefix, min_body)
-                }
-                Trigger::AwsKeyId => aws_key_id(bytes, start),
-                Trigger::Jwt => jwt(bytes, start),
-                Trigger::Scheme => credential_after(bytes, end, 8),
-                Trigger::Url => url_query(bytes, start),
-                Trigger::Assignment => assigned_value(bytes, end),
-            };
-            ranges.extend(range);
-        }
-    });
+    let lower = text.to_ascii_lowercase();
+    for found in TRIGGER_SEARCH.find_iter(&lower) {
+        let (start, end) = (found.start(), found.end());
+        let range = match TRIGGERS[found.pattern().as_usize()].1 {
+            Trigger::KeyPrefix { prefix, min_body } => {
+                key_with_prefix(bytes, start, prefix, min_body)
+            }
+            Trigger::AwsKeyId => aws_key_id(bytes, start),
+            Trigger::Jwt => jwt(bytes, start),
+            Trigger::Scheme => credential_after(bytes, end, 8),
+            Trigger::Url => url_query(bytes, start),
+            Trigger::Assignment => assigned_value(bytes, end),
+        };
+        ranges.extend(range);
+    }
     if ranges.is_empty() {
         return Cow::Borrowed(text);
     }

@@ -7,6 +7,10 @@
 //! vLLM (`{"object":"error","type",...}`), the Responses API (`response.failed`) and the
 //! Codex backend (`resets_at`, `resets_in_seconds`). A field of an unexpected JSON type is
 //! ignored rather than failing the whole body.
+//!
+//! serde reads the structs below, their strings borrowed from the body unless they hold
+//! escapes. Each field carries its own `default`: a struct-level default would build a
+//! whole default struct for every object read.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -14,125 +18,115 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-mod fast;
-
 /// A whole error body (or SSE event data).
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WireBody<'a> {
-    #[serde(borrow, rename = "type")]
+    #[serde(default, borrow, rename = "type")]
     pub kind: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub error: ErrorField<'a>,
-    #[serde(borrow, alias = "Message", alias = "errorMessage")]
+    #[serde(default, borrow, alias = "Message", alias = "errorMessage")]
     pub message: Scalar<'a>,
-    #[serde(borrow, rename = "__type")]
+    #[serde(default, borrow, rename = "__type")]
     pub aws_type: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub name: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub code: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub detail: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub response: Option<WireResponse<'a>>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub resets_at: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub resets_in_seconds: Scalar<'a>,
-    #[serde(borrow, rename = "promptFeedback")]
+    #[serde(default, borrow, rename = "promptFeedback")]
     pub prompt_feedback: Option<WirePromptFeedback<'a>>,
-    #[serde(borrow, rename = "throttlingException")]
+    #[serde(default, borrow, rename = "throttlingException")]
     pub throttling_exception: ErrorField<'a>,
-    #[serde(borrow, rename = "serviceUnavailableException")]
+    #[serde(default, borrow, rename = "serviceUnavailableException")]
     pub service_unavailable_exception: ErrorField<'a>,
-    #[serde(borrow, rename = "modelStreamErrorException")]
+    #[serde(default, borrow, rename = "modelStreamErrorException")]
     pub model_stream_error_exception: ErrorField<'a>,
-    #[serde(borrow, rename = "validationException")]
+    #[serde(default, borrow, rename = "validationException")]
     pub validation_exception: ErrorField<'a>,
-    #[serde(borrow, rename = "internalServerException")]
+    #[serde(default, borrow, rename = "internalServerException")]
     pub internal_server_exception: ErrorField<'a>,
 }
 
 /// The Responses API's `response` object inside a `response.failed` event.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WireResponse<'a> {
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub error: ErrorField<'a>,
 }
 
 /// Gemini's `promptFeedback` on a blocked prompt.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WirePromptFeedback<'a> {
-    #[serde(borrow, rename = "blockReason")]
+    #[serde(default, borrow, rename = "blockReason")]
     pub block_reason: Scalar<'a>,
 }
 
 /// An `error` object.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WireError<'a> {
-    #[serde(borrow, rename = "type")]
+    #[serde(default, borrow, rename = "type")]
     pub kind: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub code: Scalar<'a>,
-    #[serde(borrow, alias = "Message")]
+    #[serde(default, borrow, alias = "Message")]
     pub message: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub status: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub details: Details<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub metadata: Option<WireMetadata<'a>>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub innererror: Option<WireInnerError<'a>>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub resets_at: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub resets_in_seconds: Scalar<'a>,
 }
 
 /// OpenRouter's `error.metadata`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WireMetadata<'a> {
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub raw: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub provider_name: Scalar<'a>,
 }
 
 /// Azure's `error.innererror`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WireInnerError<'a> {
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub code: Scalar<'a>,
 }
 
 /// One entry of Gemini's `error.details`, or Anthropic's `error.details` object.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WireDetail<'a> {
-    #[serde(borrow, rename = "retryDelay")]
+    #[serde(default, borrow, rename = "retryDelay")]
     pub retry_delay: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub violations: Violations<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub reason: Scalar<'a>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub error_code: Scalar<'a>,
 }
 
 /// One `QuotaFailure` violation.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub(crate) struct WireViolation<'a> {
-    #[serde(borrow, rename = "quotaId")]
+    #[serde(default, borrow, rename = "quotaId")]
     pub quota_id: Scalar<'a>,
-    #[serde(borrow, rename = "quotaMetric")]
+    #[serde(default, borrow, rename = "quotaMetric")]
     pub quota_metric: Scalar<'a>,
 }
 
@@ -481,57 +475,27 @@ impl<'de: 'a, 'a> Deserialize<'de> for LenientViolation<'a> {
     }
 }
 
-/// Parses the first JSON value of `text` (trailing text is allowed) into `body`, which
-/// must start as the default; an array (Vertex streams) gives its first element that
-/// holds an error. `false`, with `body` left as the default, when `text` is not such a
-/// body.
-///
-/// The body is filled in place rather than returned: it is a large struct, and moving it
-/// through a few calls cost more than reading most bodies.
-pub(crate) fn parse_body<'a>(text: &'a str, body: &mut WireBody<'a>) -> bool {
+/// Reads the first JSON value of `text` (trailing text is allowed) as a body; an array
+/// (Vertex streams) gives its first element that holds an error. `None` when `text` is
+/// not such a body.
+pub(crate) fn parse_body(text: &str) -> Option<WireBody<'_>> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         let mut stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Vec<WireBody>>();
-        let Some(Ok(bodies)) = stream.next() else {
-            return false;
-        };
-        return match bodies.into_iter().find(WireBody::holds_error) {
-            Some(found) => {
-                *body = found;
-                true
-            }
-            None => false,
-        };
+        let bodies = stream.next()?.ok()?;
+        return bodies.into_iter().find(WireBody::holds_error);
     }
     if !trimmed.starts_with('{') {
-        return false;
+        return None;
     }
     // An object's first key must be a string (serde fails on anything else): CLI output
     // often holds `{'error': ...}` or escaped JSON, not worth a full attempt.
     let first = trimmed[1..].trim_start_matches([' ', '\n', '\t', '\r']);
     if !(first.starts_with('"') || first.starts_with('}')) {
-        return false;
-    }
-    // Most bodies are plain: the fast reader takes them, and hands the rest to serde.
-    if fast::parse_plain_body(trimmed, body).is_ok() {
-        return true;
+        return None;
     }
     // The first value only: what follows it is not read (as a stream would not).
-    match serde_object(trimmed) {
-        Some(parsed) => {
-            *body = parsed;
-            true
-        }
-        None => {
-            *body = WireBody::default();
-            false
-        }
-    }
-}
-
-/// The serde reader: the reference for every body (the fast reader agrees with it).
-fn serde_object(text: &str) -> Option<WireBody<'_>> {
-    WireBody::deserialize(&mut serde_json::Deserializer::from_str(text)).ok()
+    WireBody::deserialize(&mut serde_json::Deserializer::from_str(trimmed)).ok()
 }
 
 impl WireBody<'_> {
@@ -555,5 +519,74 @@ impl WireBody<'_> {
             || !matches!(self.model_stream_error_exception, ErrorField::Absent)
             || !matches!(self.validation_exception, ErrorField::Absent)
             || !matches!(self.internal_server_exception, ErrorField::Absent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_body, ErrorField};
+
+    fn text<'t>(scalar: &'t super::Scalar<'_>) -> Option<&'t str> {
+        scalar.0.as_deref()
+    }
+
+    #[test]
+    fn fields_of_any_type_are_read_leniently() {
+        let body = parse_body(
+            r#" {"type":"error","error":{"type":"rate_limit_error","code":429,"message":"a\nb \u00e9","status":false,"details":{"error_code":"x"},"metadata":{"raw":"r","provider_name":7}},"name":[1,{"a":null}],"x":{"y":[]}} and then more"#,
+        )
+        .expect("a body");
+        assert_eq!(text(&body.kind), Some("error"));
+        assert_eq!(text(&body.name), None);
+        let ErrorField::Object(error) = &body.error else {
+            panic!("an error object: {:?}", body.error);
+        };
+        assert_eq!(text(&error.kind), Some("rate_limit_error"));
+        assert_eq!(text(&error.code), Some("429"));
+        assert_eq!(text(&error.message), Some("a\nb é"));
+        assert_eq!(text(&error.status), None);
+        assert_eq!(error.details.0.len(), 1);
+        assert_eq!(text(&error.details.0[0].error_code), Some("x"));
+        let metadata = error.metadata.as_ref().expect("metadata");
+        assert_eq!(text(&metadata.raw), Some("r"));
+        assert_eq!(text(&metadata.provider_name), Some("7"));
+        assert!(body.holds_error());
+    }
+
+    #[test]
+    fn gemini_details_lists_skip_what_is_not_an_object() {
+        let body = parse_body(
+            r#"{"error":{"details":[1,{"retryDelay":"39s"},"x",{"violations":[{"quotaId":"PerDay"},2]}]}}"#,
+        )
+        .expect("a body");
+        let ErrorField::Object(error) = &body.error else {
+            panic!("an error object");
+        };
+        let details = &error.details.0;
+        assert_eq!(details.len(), 2);
+        assert_eq!(text(&details[0].retry_delay), Some("39s"));
+        assert_eq!(details[1].violations.0.len(), 1);
+        assert_eq!(text(&details[1].violations.0[0].quota_id), Some("PerDay"));
+    }
+
+    #[test]
+    fn bare_messages_streams_and_non_bodies() {
+        let ollama = parse_body(r#"{"error":"model not found"}"#).expect("a body");
+        assert!(matches!(&ollama.error, ErrorField::Text(message) if message == "model not found"));
+        // A Vertex stream: the first element that holds an error.
+        let stream = parse_body(r#"[{"candidates":[]},{"error":{"code":503}}]"#).expect("a body");
+        assert!(matches!(stream.error, ErrorField::Object(_)));
+        assert!(parse_body(r#"[{"candidates":[]}]"#).is_none());
+        for text in [
+            "plain text",
+            "{'error': 'single quotes'}",
+            r#"{"error": "cut"#,
+            r#"{"type":"a","type":"b"}"#,
+            "",
+        ] {
+            assert!(parse_body(text).is_none(), "{text}");
+        }
+        let empty = parse_body("{}").expect("an empty body");
+        assert!(!empty.holds_error());
     }
 }
