@@ -236,7 +236,11 @@ impl Evidence {
     pub fn from_json_line(line: &str) -> Result<Self, EvidenceError> {
         let value: Value = serde_json::from_str(line)
             .map_err(|error| EvidenceError::NotJson(error.to_string()))?;
-        Self::from_json_value(&value)
+        match value {
+            // The parsed line is ours: its texts move into the evidence uncopied.
+            Value::Object(object) => Self::from_object(object),
+            _ => Err(EvidenceError::NotAnObject),
+        }
     }
 
     /// Reads evidence from an already parsed JSON value (e.g. a request body).
@@ -248,6 +252,12 @@ impl Evidence {
     /// ```
     pub fn from_json_value(value: &Value) -> Result<Self, EvidenceError> {
         let object = value.as_object().ok_or(EvidenceError::NotAnObject)?;
+        Self::from_object(object.clone())
+    }
+
+    /// Reads the fields in SPEC 2.1's order, so the first error is the same
+    /// whichever way the object came.
+    fn from_object(mut object: Map<String, Value>) -> Result<Self, EvidenceError> {
         let provider = match object.get("provider") {
             Some(Value::String(name)) if !name.trim().is_empty() => name.trim().to_owned(),
             Some(Value::String(_)) | Some(Value::Null) | None => {
@@ -260,15 +270,20 @@ impl Evidence {
                 })
             }
         };
+        let status = read_status(&object)?;
+        let headers = read_headers(&object)?;
+        let body = take_text(&mut object, "body", true)?;
+        let output = take_text(&mut object, "output", false)?;
+        let transport = take_text(&mut object, "transport", false)?
+            .map(|name| Transport::from_name(&name));
         Ok(Self {
             provider,
-            status: read_status(object)?,
-            headers: read_headers(object)?,
-            body: read_text(object, "body", true)?,
-            output: read_text(object, "output", false)?,
-            transport: read_text(object, "transport", false)?
-                .map(|name| Transport::from_name(&name)),
-            observed_at_ms: read_observed_at(object)?,
+            status,
+            headers,
+            body,
+            output,
+            transport,
+            observed_at_ms: read_observed_at(&object)?,
         })
     }
 }
@@ -332,15 +347,16 @@ fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
     Ok(headers)
 }
 
-/// A text field; with `json_allowed`, an object or array is kept as its JSON text.
-fn read_text(
-    object: &Map<String, Value>,
+/// A text field, moved out of the object; with `json_allowed`, an object or
+/// array is kept as its JSON text.
+fn take_text(
+    object: &mut Map<String, Value>,
     field: &'static str,
     json_allowed: bool,
 ) -> Result<Option<String>, EvidenceError> {
-    match object.get(field) {
+    match object.remove(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(Value::String(text)) => Ok(Some(text)),
         Some(value @ (Value::Object(_) | Value::Array(_))) if json_allowed => {
             Ok(Some(value.to_string()))
         }
