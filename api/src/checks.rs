@@ -9,7 +9,10 @@ use validator::{ValidationError, ValidationErrors, ValidationErrorsKind};
 
 /// Every error of a `validate()` call, at paths under `path`, sorted by path
 /// (the reader then puts them in field order).
-pub(crate) fn field_errors(result: Result<(), ValidationErrors>, path: &FieldPath) -> Vec<FieldError> {
+pub(crate) fn field_errors(
+    result: Result<(), ValidationErrors>,
+    path: &FieldPath,
+) -> Vec<FieldError> {
     let mut found = Vec::new();
     if let Err(errors) = result {
         collect(&errors, path, &mut found);
@@ -147,14 +150,7 @@ mod tests {
         let sample = Sample {
             name: String::new(),
             count: 11,
-            items: vec![
-                Item {
-                    label: "ok".into(),
-                },
-                Item {
-                    label: "xx".into(),
-                },
-            ],
+            items: vec![Item { label: "ok".into() }, Item { label: "xx".into() }],
         };
         assert_eq!(
             found(&sample),

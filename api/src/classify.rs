@@ -31,7 +31,10 @@ use crate::time::Timestamp;
 pub struct EvidenceRequest {
     /// The provider family or agent CLI whose errors to expect: `anthropic`,
     /// `openai`, `gemini`, `claude_code`, ...
-    #[validate(length(min = 1, max = 100), custom(function = "crate::checks::not_blank"))]
+    #[validate(
+        length(min = 1, max = 100),
+        custom(function = "crate::checks::not_blank")
+    )]
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100))]
     pub provider: String,
     /// The HTTP status, 100..=999.
@@ -65,7 +68,11 @@ impl EvidenceRequest {
         let mut request = self.clone();
         request.provider = request.provider.trim().to_owned();
         let errors = crate::checks::field_errors(request.validate(), &policy::FieldPath::root());
-        if errors.is_empty() { Ok(request) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(request)
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -192,7 +199,9 @@ impl<'de> Deserialize<'de> for BodyText {
         match Value::deserialize(deserializer)? {
             Value::String(text) => Ok(Self(text)),
             value @ (Value::Object(_) | Value::Array(_)) => Ok(Self(value.to_string())),
-            _ => Err(de::Error::custom("must be a string, or a JSON object or array")),
+            _ => Err(de::Error::custom(
+                "must be a string, or a JSON object or array",
+            )),
         }
     }
 }
@@ -304,7 +313,10 @@ mod tests {
         assert_eq!(headers["X-List"].as_str(), Some("a, b"));
         assert_eq!(headers["X-Null"].as_str(), None);
         assert_eq!(headers["X-Flag"].as_str(), Some("true"));
-        assert_eq!(evidence.body.unwrap().as_str(), r#"{"error":{"message":"x"}}"#);
+        assert_eq!(
+            evidence.body.unwrap().as_str(),
+            r#"{"error":{"message":"x"}}"#
+        );
     }
 
     #[test]
@@ -312,16 +324,34 @@ mod tests {
         let pairs = |list: &[(&str, &'static str)]| -> Vec<(String, &'static str)> {
             list.iter().map(|(f, c)| ((*f).to_owned(), *c)).collect()
         };
-        assert_eq!(read(json!({"status": 429})).unwrap_err(), pairs(&[("provider", "required")]));
-        assert_eq!(read(json!({"provider": "  "})).unwrap_err(), pairs(&[("provider", "required")]));
-        assert_eq!(read(json!({"provider": 7})).unwrap_err(), pairs(&[("provider", "type")]));
-        assert_eq!(read(json!({"provider": "a", "status": 4.5})).unwrap_err(), pairs(&[("status", "type")]));
-        assert_eq!(read(json!({"provider": "a", "status": 42})).unwrap_err(), pairs(&[("status", "range")]));
+        assert_eq!(
+            read(json!({"status": 429})).unwrap_err(),
+            pairs(&[("provider", "required")])
+        );
+        assert_eq!(
+            read(json!({"provider": "  "})).unwrap_err(),
+            pairs(&[("provider", "required")])
+        );
+        assert_eq!(
+            read(json!({"provider": 7})).unwrap_err(),
+            pairs(&[("provider", "type")])
+        );
+        assert_eq!(
+            read(json!({"provider": "a", "status": 4.5})).unwrap_err(),
+            pairs(&[("status", "type")])
+        );
+        assert_eq!(
+            read(json!({"provider": "a", "status": 42})).unwrap_err(),
+            pairs(&[("status", "range")])
+        );
         assert_eq!(
             read(json!({"provider": "a", "observed_at": "yesterday"})).unwrap_err(),
             pairs(&[("observed_at", "type")])
         );
-        assert_eq!(read(json!({"provider": "a", "output": {"x": 1}})).unwrap_err(), pairs(&[("output", "type")]));
+        assert_eq!(
+            read(json!({"provider": "a", "output": {"x": 1}})).unwrap_err(),
+            pairs(&[("output", "type")])
+        );
         assert_eq!(read(json!([1, 2])).unwrap_err(), pairs(&[("", "type")]));
     }
 

@@ -288,10 +288,22 @@ mod tests {
         let table = [
             (ApiError::invalid(vec![]), 422, "invalid"),
             (ApiError::not_found("provider", "x"), 404, "not_found"),
-            (ApiError::stale_revision(Revision::FIRST), 409, "stale_revision"),
-            (ApiError::in_use("provider", "p", "the profile x"), 409, "in_use"),
+            (
+                ApiError::stale_revision(Revision::FIRST),
+                409,
+                "stale_revision",
+            ),
+            (
+                ApiError::in_use("provider", "p", "the profile x"),
+                409,
+                "in_use",
+            ),
             (ApiError::malformed_json("eof"), 400, "malformed_json"),
-            (ApiError::unsupported_media_type(), 415, "unsupported_media_type"),
+            (
+                ApiError::unsupported_media_type(),
+                415,
+                "unsupported_media_type",
+            ),
             (ApiError::payload_too_large(1), 413, "payload_too_large"),
             (ApiError::cross_site(), 403, "forbidden"),
             (ApiError::foreign_host("evil.example"), 403, "forbidden"),

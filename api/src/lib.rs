@@ -38,7 +38,9 @@ mod providers;
 pub mod read;
 mod time;
 
-pub use classify::{BodyText, Classification, DroppedHint, EvidenceRequest, HeaderValue, HintDropReason, HttpStatus};
+pub use classify::{
+    BodyText, Classification, DroppedHint, EvidenceRequest, HeaderValue, HintDropReason, HttpStatus,
+};
 pub use error::ApiError;
 pub use ids::{
     AttemptId, CandidateId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision, RouteId,
@@ -50,7 +52,6 @@ pub use profiles::{
     ProfileSpec, ProfileView,
 };
 pub use providers::{
-    BASE_URL_MAX_CHARS, KEY_ENV_MAX_CHARS, KeyEnvRules, ProviderRequest, ProviderSpec,
-    ProviderView,
+    BASE_URL_MAX_CHARS, KEY_ENV_MAX_CHARS, KeyEnvRules, ProviderRequest, ProviderSpec, ProviderView,
 };
 pub use time::{RFC3339_PATTERN, Timestamp, TimestampError};

@@ -10,9 +10,9 @@
 use std::borrow::Cow;
 
 use policy::{
-    CEILING_TOKENS_BOUNDS, Class, Confidence, ErrorCode, INITIAL_INTERVAL_MS_BOUNDS,
-    LegacyAction, MAX_ESCALATIONS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted,
-    ProviderFamily, ProviderKind, SemanticCode,
+    CEILING_TOKENS_BOUNDS, Class, Confidence, ErrorCode, INITIAL_INTERVAL_MS_BOUNDS, LegacyAction,
+    MAX_ESCALATIONS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted, ProviderFamily,
+    ProviderKind, SemanticCode,
 };
 use serde_json::{Value, json};
 use utoipa::openapi::RefOr;
@@ -25,7 +25,7 @@ use crate::providers::KeyEnvRules;
 /// utoipa's own schema model cannot hold everything JSON Schema says
 /// (`propertyNames`, `not`, `null` types), hence JSON.
 macro_rules! json_schema {
-    ($(#[$doc:meta])* $name:ident, $title:literal, $json:expr) => {
+    ($(#[$doc:meta])* $name:ident, $title:literal, $json:expr_2021) => {
         $(#[$doc])*
         pub struct $name;
 
@@ -263,7 +263,10 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
         json!(crate::providers::base_url_pattern(white));
     schemas["Revision"]["maximum"] = json!(i64::MAX);
     schemas["Timestamp"]["pattern"] = json!(crate::RFC3339_PATTERN);
-    for (request, update) in [("ProviderRequest", "ProviderUpdate"), ("ProfileRequest", "ProfileUpdate")] {
+    for (request, update) in [
+        ("ProviderRequest", "ProviderUpdate"),
+        ("ProfileRequest", "ProfileUpdate"),
+    ] {
         let mut schema = schemas[request].clone();
         match schema["required"].as_array_mut() {
             Some(required) => required.push(json!("revision")),
@@ -314,7 +317,8 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
         for operation in operations.values_mut() {
             let has_body = operation.get("requestBody").is_some();
             let responses = &mut operation["responses"];
-            responses["403"] = error("A host name this server does not answer to, or a write from another site");
+            responses["403"] =
+                error("A host name this server does not answer to, or a write from another site");
             if has_body {
                 responses["400"] = error("The body is not JSON");
                 responses["413"] = error("The body is larger than 1 MiB");
@@ -358,11 +362,27 @@ mod tests {
         let white = WHITE_SPACE_CLASS;
         let base_url = Regex::new(&crate::providers::base_url_pattern(white)).unwrap();
         for url in [
-            "https://api.openai.com", "http://127.0.0.1:8000/v0/", "http://[::1]:8000/v1", "http://[4d183:aB4e20:0d3]",
-            "https://example.com/a@b/c", "api.openai.com", "https://", "http://[", "http://[::1",
-            "http://host:port", "http://host:123456", "http://a_b.example", "http://:80",
-            "https://user@host", "https://x/?q=1", "https://x/#f", "https://a b", "https://a/\u{85}",
-            "https://a\u{3000}b", "HTTP://x", "https://x:",
+            "https://api.openai.com",
+            "http://127.0.0.1:8000/v0/",
+            "http://[::1]:8000/v1",
+            "http://[4d183:aB4e20:0d3]",
+            "https://example.com/a@b/c",
+            "api.openai.com",
+            "https://",
+            "http://[",
+            "http://[::1",
+            "http://host:port",
+            "http://host:123456",
+            "http://a_b.example",
+            "http://:80",
+            "https://user@host",
+            "https://x/?q=1",
+            "https://x/#f",
+            "https://a b",
+            "https://a/\u{85}",
+            "https://a\u{3000}b",
+            "HTTP://x",
+            "https://x:",
         ] {
             let request = crate::ProviderRequest {
                 name: "n".into(),
@@ -380,7 +400,9 @@ mod tests {
         }
 
         let non_blank = Regex::new(&format!("[^{white}]")).unwrap();
-        for text in ["a", " a ", " ", "\t\n", "\u{85}", "\u{a0}x", "\u{3000}", "\u{feff}"] {
+        for text in [
+            "a", " a ", " ", "\t\n", "\u{85}", "\u{a0}x", "\u{3000}", "\u{feff}",
+        ] {
             assert_eq!(
                 non_blank.is_match(text),
                 crate::checks::not_blank(text).is_ok(),
@@ -391,17 +413,33 @@ mod tests {
         let rules = KeyEnvRules::new(vec!["vault_token".into(), "my-key.v2".into()]);
         let key_env = Regex::new(&rules.pattern()).unwrap();
         for name in [
-            "OPENAI_API_KEY", "_API_KEY", "A1_API_KEY", "1_API_KEY", "openai_api_key", "vault_token",
-            "VAULT_TOKEN", "my-key.v2", "myXkeyYv2", "HOME", "X_API_KEY ", "sk-ant-api03-x",
+            "OPENAI_API_KEY",
+            "_API_KEY",
+            "A1_API_KEY",
+            "1_API_KEY",
+            "openai_api_key",
+            "vault_token",
+            "VAULT_TOKEN",
+            "my-key.v2",
+            "myXkeyYv2",
+            "HOME",
+            "X_API_KEY ",
+            "sk-ant-api03-x",
         ] {
             assert_eq!(key_env.is_match(name), rules.allows(name), "{name:?}");
         }
 
         let rfc3339 = Regex::new(crate::RFC3339_PATTERN).unwrap();
         for text in [
-            "2026-11-30T02:00:20Z", "2026-11-30t02:00:20.123z", "2026-11-30T02:00:20+02:00",
-            "2026-11-30 02:00:20Z", "2026-11-30T02:00:20", "2026-11-30T02:00:20.Z", "",
-            " 2026-11-30T02:00:20Z", "2026-11-30T02:00:20+0200",
+            "2026-11-30T02:00:20Z",
+            "2026-11-30t02:00:20.123z",
+            "2026-11-30T02:00:20+02:00",
+            "2026-11-30 02:00:20Z",
+            "2026-11-30T02:00:20",
+            "2026-11-30T02:00:20.Z",
+            "",
+            " 2026-11-30T02:00:20Z",
+            "2026-11-30T02:00:20+0200",
         ] {
             assert_eq!(
                 rfc3339.is_match(text),
@@ -412,7 +450,17 @@ mod tests {
 
         let status_schema = HttpStatusSchema::json();
         let status = Regex::new(status_schema["oneOf"][1]["pattern"].as_str().unwrap()).unwrap();
-        for text in ["429", " 503 ", "0429", "099", "1000", "+429", "42", "4 29", "\u{2003}500"] {
+        for text in [
+            "429",
+            " 503 ",
+            "0429",
+            "099",
+            "1000",
+            "+429",
+            "42",
+            "4 29",
+            "\u{2003}500",
+        ] {
             let parsed: Result<crate::HttpStatus, _> = serde_json::from_value(json!(text));
             let accepted = parsed.is_ok_and(|status| (100..=999).contains(&status.get()));
             assert_eq!(status.is_match(text), accepted, "{text:?}");

@@ -211,12 +211,13 @@ impl ProfileRequest {
                     model: candidate.model.trim().to_owned(),
                     enabled: candidate.enabled,
                     max_tokens: u32::try_from(candidate.max_tokens).unwrap_or(0),
-                    escalation: candidate.escalation.map_or_else(EscalationSettings::default, |sent| {
-                        EscalationSettings {
+                    escalation: candidate.escalation.map_or_else(
+                        EscalationSettings::default,
+                        |sent| EscalationSettings {
                             max_escalations: u32::try_from(sent.max_escalations).unwrap_or(0),
                             ceiling_tokens: u32::try_from(sent.ceiling_tokens).unwrap_or(0),
-                        }
-                    }),
+                        },
+                    ),
                     policy,
                 }),
                 Err(found) => errors.extend(found),
@@ -381,7 +382,8 @@ mod tests {
         ] {
             let mut one = candidate();
             one["max_tokens"] = max_tokens.clone();
-            let result = read(&json!({"name": "n", "candidates": [one]})).check(ProfileRequest::check);
+            let result =
+                read(&json!({"name": "n", "candidates": [one]})).check(ProfileRequest::check);
             assert_eq!(result.is_ok(), ok, "max_tokens {max_tokens}");
         }
     }
@@ -417,7 +419,11 @@ mod tests {
         );
         assert_eq!(
             errors_of(json!({"candidates": "none", "extra": 1})),
-            pairs(&[("extra", "unknown_field"), ("name", "required"), ("candidates", "type")])
+            pairs(&[
+                ("extra", "unknown_field"),
+                ("name", "required"),
+                ("candidates", "type")
+            ])
         );
         assert_eq!(
             errors_of(json!({"name": "n", "candidates": []})),
@@ -432,12 +438,18 @@ mod tests {
         let mut with_revision = body.clone();
         with_revision["revision"] = json!(3);
         assert_eq!(
-            read(&with_revision).check(ProfileRequest::check_update).unwrap().1,
+            read(&with_revision)
+                .check(ProfileRequest::check_update)
+                .unwrap()
+                .1,
             Revision::new(3)
         );
         with_revision["revision"] = json!(0);
         assert_eq!(
-            read(&with_revision).check(ProfileRequest::check_update).unwrap_err()[0].code,
+            read(&with_revision)
+                .check(ProfileRequest::check_update)
+                .unwrap_err()[0]
+                .code,
             ErrorCode::Range
         );
     }
@@ -451,7 +463,9 @@ mod tests {
             .unwrap_err();
         assert_eq!(errors[0].field, "candidates[0].policy");
         assert_eq!(errors[0].code, ErrorCode::Conflict);
-        assert!(errors[0].message.contains("rate_limited") && errors[0].message.contains("overloaded"));
+        assert!(
+            errors[0].message.contains("rate_limited") && errors[0].message.contains("overloaded")
+        );
     }
 
     #[test]

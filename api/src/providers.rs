@@ -269,7 +269,10 @@ fn check_base_url(url: &str) -> Result<(), ValidationError> {
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))
     else {
-        return Err(refusal(ErrorCode::Type, "must start with http:// or https://"));
+        return Err(refusal(
+            ErrorCode::Type,
+            "must start with http:// or https://",
+        ));
     };
     let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
     if authority.contains('@') {
@@ -279,7 +282,10 @@ fn check_base_url(url: &str) -> Result<(), ValidationError> {
         ));
     }
     if rest.contains('?') || rest.contains('#') {
-        return Err(refusal(ErrorCode::Type, "must not have a query or fragment"));
+        return Err(refusal(
+            ErrorCode::Type,
+            "must not have a query or fragment",
+        ));
     }
     if rest.chars().any(char::is_whitespace) {
         return Err(refusal(ErrorCode::Type, "must not contain spaces"));
@@ -307,9 +313,7 @@ fn check_base_url(url: &str) -> Result<(), ValidationError> {
 /// (`{white}` is the white-space class).
 #[cfg(feature = "openapi")]
 pub(crate) fn base_url_pattern(white: &str) -> String {
-    format!(
-        "^https?://[A-Za-z0-9.-]+(:[0-9]{{1,5}})?(/[^{white}?#]*)?$"
-    )
+    format!("^https?://[A-Za-z0-9.-]+(:[0-9]{{1,5}})?(/[^{white}?#]*)?$")
 }
 
 /// A provider as the API answers it: the key's variable name and whether it
@@ -371,8 +375,13 @@ mod tests {
     fn defaults_by_kind() {
         let simulated = spec(json!({"name": "Sim", "kind": "simulated"}));
         assert_eq!(simulated.family, ProviderFamily::OpenaiCompatible);
-        assert_eq!((simulated.base_url.as_str(), simulated.api_key_env), ("", None));
-        let local = spec(json!({"name": "vLLM", "kind": "openai_compatible", "family": "ollama", "base_url": "http://127.0.0.1:11434/"}));
+        assert_eq!(
+            (simulated.base_url.as_str(), simulated.api_key_env),
+            ("", None)
+        );
+        let local = spec(
+            json!({"name": "vLLM", "kind": "openai_compatible", "family": "ollama", "base_url": "http://127.0.0.1:11434/"}),
+        );
         assert_eq!(local.family, ProviderFamily::Ollama);
         assert_eq!(local.base_url, "http://127.0.0.1:11434");
     }
@@ -382,14 +391,28 @@ mod tests {
         let none = KeyEnvRules::default();
         assert_eq!(
             errors_of(json!({"kind": "anthropic"}), &none),
-            pairs(&[("name", "required"), ("base_url", "required"), ("api_key_env", "required")])
+            pairs(&[
+                ("name", "required"),
+                ("base_url", "required"),
+                ("api_key_env", "required")
+            ])
         );
         assert_eq!(
-            errors_of(json!({"name": "x", "kind": "grpc", "family": "acme", "api_key": "sk-1"}), &none),
-            pairs(&[("api_key", "unknown_field"), ("kind", "enum"), ("family", "enum")])
+            errors_of(
+                json!({"name": "x", "kind": "grpc", "family": "acme", "api_key": "sk-1"}),
+                &none
+            ),
+            pairs(&[
+                ("api_key", "unknown_field"),
+                ("kind", "enum"),
+                ("family", "enum")
+            ])
         );
         assert_eq!(
-            errors_of(json!({"name": "  ", "kind": "openai", "base_url": "", "api_key_env": "OPENAI_API_KEY"}), &none),
+            errors_of(
+                json!({"name": "  ", "kind": "openai", "base_url": "", "api_key_env": "OPENAI_API_KEY"}),
+                &none
+            ),
             pairs(&[("name", "required"), ("base_url", "required")])
         );
     }
@@ -402,7 +425,10 @@ mod tests {
             .check(|request| request.check(&KeyEnvRules::default()))
             .unwrap_err();
         assert_eq!(errors.len(), 1);
-        assert_eq!((errors[0].field.as_str(), errors[0].code), ("api_key_env", ErrorCode::Type));
+        assert_eq!(
+            (errors[0].field.as_str(), errors[0].code),
+            ("api_key_env", ErrorCode::Type)
+        );
         assert!(!serde_json::to_string(&errors).unwrap().contains(secret));
     }
 
@@ -410,15 +436,34 @@ mod tests {
     fn allowed_names_are_exactly_the_ones_given() {
         let body = |name: &str| json!({"name": "x", "kind": "openai", "base_url": "https://api.openai.com", "api_key_env": name});
         let none = KeyEnvRules::default();
-        assert_eq!(errors_of(body("HOME"), &none), pairs(&[("api_key_env", "enum")]));
-        assert_eq!(errors_of(body("vault_token"), &none), pairs(&[("api_key_env", "type")]));
-        let rules = KeyEnvRules::new(vec!["HOME".into(), "vault_token".into(), "my-key.v2".into()]);
+        assert_eq!(
+            errors_of(body("HOME"), &none),
+            pairs(&[("api_key_env", "enum")])
+        );
+        assert_eq!(
+            errors_of(body("vault_token"), &none),
+            pairs(&[("api_key_env", "type")])
+        );
+        let rules = KeyEnvRules::new(vec![
+            "HOME".into(),
+            "vault_token".into(),
+            "my-key.v2".into(),
+        ]);
         for allowed in ["HOME", "vault_token", "my-key.v2", "OPENAI_API_KEY"] {
             let read = Read::<ProviderRequest>::from_json(&body(allowed));
-            assert!(read.check(|request| request.check(&rules)).is_ok(), "{allowed}");
+            assert!(
+                read.check(|request| request.check(&rules)).is_ok(),
+                "{allowed}"
+            );
         }
-        assert_eq!(errors_of(body("VAULT_TOKEN"), &rules), pairs(&[("api_key_env", "enum")]));
-        assert_eq!(rules.pattern(), r"^(?:_API_KEY|[A-Z_][A-Z0-9_]*_API_KEY|HOME|vault_token|my\-key\.v2)$");
+        assert_eq!(
+            errors_of(body("VAULT_TOKEN"), &rules),
+            pairs(&[("api_key_env", "enum")])
+        );
+        assert_eq!(
+            rules.pattern(),
+            r"^(?:_API_KEY|[A-Z_][A-Z0-9_]*_API_KEY|HOME|vault_token|my\-key\.v2)$"
+        );
     }
 
     #[test]
@@ -452,7 +497,9 @@ mod tests {
     fn updates_need_their_revision() {
         let body = json!({"name": "Local", "kind": "openai_compatible", "base_url": "http://127.0.0.1:8000"});
         let read = Read::<ProviderRequest>::from_json(&body);
-        let errors = read.check(|request| request.check_update(&KeyEnvRules::default())).unwrap_err();
+        let errors = read
+            .check(|request| request.check_update(&KeyEnvRules::default()))
+            .unwrap_err();
         assert_eq!(errors[0].field, "revision");
         let mut with_revision = body.clone();
         with_revision["revision"] = json!(0);

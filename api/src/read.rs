@@ -158,12 +158,14 @@ impl<T: Request> Read<T> {
         let mut errors = self.errors.clone();
         if let Err(found) = checked {
             errors.extend(found.into_iter().filter(|error| {
-                !unread(&error.field) && !T::depends_on(&error.field).iter().any(|other| unread(other))
+                !unread(&error.field)
+                    && !T::depends_on(&error.field)
+                        .iter()
+                        .any(|other| unread(other))
             }));
         }
         Err(self.in_field_order(errors))
     }
-
 }
 
 impl<T> Read<T> {
@@ -803,9 +805,7 @@ mod tests {
         let read = Read::<Outer>::from_json(&body);
         let outer = read.check(|outer| Ok(outer.items.len())).unwrap();
         assert_eq!(outer, 1);
-        let ours = Read::<Outer>::from_json(&body)
-            .request
-            .unwrap();
+        let ours = Read::<Outer>::from_json(&body).request.unwrap();
         assert_eq!(ours, serde_json::from_value::<Outer>(body).unwrap());
     }
 
@@ -837,7 +837,9 @@ mod tests {
         let read = Read::<Outer>::from_json(&json!({"name": "n", "count": 1e2, "enabled": true,
             "colour": "red", "items": [{"size": 2.0}]}));
         assert_eq!(
-            read.request.as_ref().map(|outer| (outer.count, outer.items[0].size)),
+            read.request
+                .as_ref()
+                .map(|outer| (outer.count, outer.items[0].size)),
             Some((100, 2)),
             "whole numbers written with a decimal point or exponent are integers"
         );
@@ -875,7 +877,11 @@ mod tests {
             .map(|e| (e.field.as_str(), e.code.as_str()))
             .collect();
         assert_eq!(found, [("name", "type"), ("at", "type")]);
-        assert!(errors[1].message.contains("RFC 3339"), "{}", errors[1].message);
+        assert!(
+            errors[1].message.contains("RFC 3339"),
+            "{}",
+            errors[1].message
+        );
     }
 
     #[test]

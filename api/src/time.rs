@@ -57,14 +57,15 @@ pub struct TimestampError;
 /// The shape of an RFC 3339 time (`2026-11-30T02:00:20.5Z`, `...+02:00`),
 /// as a regular expression for the API's document: what [`Timestamp`]'s
 /// parser checks before jiff reads the value.
-pub const RFC3339_PATTERN: &str =
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
+pub const RFC3339_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
 
 /// Whether `text` has [`RFC3339_PATTERN`]'s shape (jiff also reads other ISO 8601 forms).
 fn has_rfc3339_shape(text: &str) -> bool {
     let bytes = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| {
-        bytes.get(range).is_some_and(|part| part.iter().all(u8::is_ascii_digit))
+        bytes
+            .get(range)
+            .is_some_and(|part| part.iter().all(u8::is_ascii_digit))
     };
     let date_and_time = bytes.len() >= 20
         && digits(0..4)

@@ -15,7 +15,7 @@ pub mod providers;
 pub mod server_fns;
 mod shell;
 
-pub use shell::{shell, App, OUTPUT_NAME};
+pub use shell::{App, OUTPUT_NAME, shell};
 
 /// The browser entry point: hydrate the server-rendered page.
 #[cfg(feature = "hydrate")]

@@ -1,9 +1,9 @@
 //! The HTML document and the top-level router.
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{path, SsrMode};
+use leptos_router::{SsrMode, path};
 
 use crate::layout::TopBar;
 use crate::pages::{HomePage, NotFoundPage, ProfileEditPage, ProfilesPage, ProvidersPage};

@@ -7,14 +7,14 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use memchr::memmem::Finder;
 use policy::{Class, Classification, Confidence, SemanticCode};
 
+use crate::CATALOGUE_VERSION;
 use crate::evidence::Evidence;
 use crate::facts::Facts;
 use crate::family::Family;
-use crate::hints::{select_hint, HintInputs};
+use crate::hints::{HintInputs, select_hint};
 use crate::output::CatalogueClassification;
-use crate::rule_set::{IndexSet, RuleIndex, MAX_RULES};
-use crate::rules::{tables_for, MessageHint, Predicate, Rule};
-use crate::CATALOGUE_VERSION;
+use crate::rule_set::{IndexSet, MAX_RULES, RuleIndex};
+use crate::rules::{MessageHint, Predicate, Rule, tables_for};
 
 /// The most message fragments one family's tables may hold (an [`IndexSet`]).
 const MAX_NEEDLES: usize = MAX_RULES;
@@ -528,8 +528,14 @@ mod tests {
     #[test]
     fn requested_over_limit_reads_the_numbers() {
         let cases = [
-            ("Request too large for gpt-4 in organization org-x on tokens per min (TPM): Limit 10000, Requested 15000.", true),
-            ("Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 29937, Requested 385.", false),
+            (
+                "Request too large for gpt-4 in organization org-x on tokens per min (TPM): Limit 10000, Requested 15000.",
+                true,
+            ),
+            (
+                "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 29937, Requested 385.",
+                false,
+            ),
             ("Limit 1,000,000, Requested 44,975,775", true),
             ("rate limit reached", false),
         ];

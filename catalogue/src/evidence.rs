@@ -261,21 +261,21 @@ impl Evidence {
         let provider = match object.get("provider") {
             Some(Value::String(name)) if !name.trim().is_empty() => name.trim().to_owned(),
             Some(Value::String(_)) | Some(Value::Null) | None => {
-                return Err(EvidenceError::MissingProvider)
+                return Err(EvidenceError::MissingProvider);
             }
             Some(_) => {
                 return Err(EvidenceError::WrongType {
                     field: "provider",
                     expected: "a string",
-                })
+                });
             }
         };
         let status = read_status(&object)?;
         let headers = read_headers(&object)?;
         let body = take_text(&mut object, "body", true)?;
         let output = take_text(&mut object, "output", false)?;
-        let transport = take_text(&mut object, "transport", false)?
-            .map(|name| Transport::from_name(&name));
+        let transport =
+            take_text(&mut object, "transport", false)?.map(|name| Transport::from_name(&name));
         Ok(Self {
             provider,
             status,
@@ -332,7 +332,7 @@ fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
                         return Err(EvidenceError::WrongType {
                             field: "headers",
                             expected: "an object of strings",
-                        })
+                        });
                     }
                 }
             }
@@ -341,7 +341,7 @@ fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
             return Err(EvidenceError::WrongType {
                 field: "headers",
                 expected: "an object",
-            })
+            });
         }
     }
     Ok(headers)

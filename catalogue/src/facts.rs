@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use smallvec::SmallVec;
 
 use crate::family::Family;
-use crate::wire::{parse_body, ErrorField, WireBody, WireError};
+use crate::wire::{ErrorField, WireBody, WireError, parse_body};
 
 /// A few texts of one kind, in order. The facts of one piece of evidence hold one or two
 /// error types, codes and messages: kept inline, they cost no allocation.
@@ -110,7 +110,7 @@ impl<'a> Facts<'a> {
     }
 
     /// Every text the catalogue may search: messages, then output.
-    pub fn texts(&self) -> impl Iterator<Item = &str> {
+    pub fn texts(&self) -> impl Iterator<Item = &str> + use<'_> {
         self.messages
             .iter()
             .map(|message| message.as_ref())
@@ -200,10 +200,10 @@ impl<'a> Facts<'a> {
         if let Some(resets_in_seconds) = wire.resets_in_seconds.0.take() {
             self.resets_in_seconds = Some(resets_in_seconds);
         }
-        if let Some(feedback) = wire.prompt_feedback.take() {
-            if let Some(reason) = feedback.block_reason.0 {
-                self.codes.push(reason);
-            }
+        if let Some(feedback) = wire.prompt_feedback.take()
+            && let Some(reason) = feedback.block_reason.0
+        {
+            self.codes.push(reason);
         }
         self.read_error_field(std::mem::take(&mut wire.error), None, quoted_status, depth);
         if let Some(response) = wire.response.take() {
@@ -298,10 +298,10 @@ impl<'a> Facts<'a> {
                 self.codes.push(code);
             }
         }
-        if let Some(inner) = error.innererror.take() {
-            if let Some(code) = inner.code.0 {
-                self.codes.push(code);
-            }
+        if let Some(inner) = error.innererror.take()
+            && let Some(code) = inner.code.0
+        {
+            self.codes.push(code);
         }
         if let Some(resets_at) = error.resets_at.0.take() {
             self.resets_at = Some(resets_at);

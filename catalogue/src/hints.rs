@@ -557,7 +557,9 @@ mod tests {
         );
         check(
             &[],
-            Some("You've hit your usage limit. Upgrade to Pro or try again in 2 days 17 hours 14 minutes."),
+            Some(
+                "You've hit your usage limit. Upgrade to Pro or try again in 2 days 17 hours 14 minutes.",
+            ),
             &[MessageHint::TryAgainIn],
             (Some(234_840_000), Some(OBSERVED + 234_840_000), &[]),
         );

@@ -51,8 +51,8 @@ pub use evidence::{Evidence, EvidenceError, Headers, Transport};
 pub use family::Family;
 pub use hints::{DropReason, DroppedHint, MAX_HINT_MS};
 pub use output::CatalogueClassification;
-pub use redact::{safe_cause, MAX_SAFE_CAUSE_CHARS};
-pub use stream::{classify_lines, ClassifyLinesError, LineCounts};
+pub use redact::{MAX_SAFE_CAUSE_CHARS, safe_cause};
+pub use stream::{ClassifyLinesError, LineCounts, classify_lines};
 
 use policy::SemanticCode;
 

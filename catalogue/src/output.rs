@@ -2,8 +2,8 @@
 //! the catalogue version, the safe cause, and notes.
 
 use policy::Classification;
-use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
 use crate::hints::DroppedHint;
 

@@ -448,16 +448,31 @@ mod tests {
             "s3cr3tT0kenValue",
         ];
         let messages = [
-            format!("Incorrect API key provided: {}. You can find your API key at https://platform.openai.com/account/api-keys.", secrets[1]),
+            format!(
+                "Incorrect API key provided: {}. You can find your API key at https://platform.openai.com/account/api-keys.",
+                secrets[1]
+            ),
             format!("invalid x-api-key {}", secrets[0]),
             format!("key={} rejected", secrets[2]),
             format!("Authorization: Bearer {}", secrets[3]),
-            format!("API key not valid: {} (Status: INVALID_ARGUMENT)", secrets[4]),
-            format!("The security token included in the request is invalid: {} / {}", secrets[5], secrets[6]),
+            format!(
+                "API key not valid: {} (Status: INVALID_ARGUMENT)",
+                secrets[4]
+            ),
+            format!(
+                "The security token included in the request is invalid: {} / {}",
+                secrets[5], secrets[6]
+            ),
             format!("token expired: {}", secrets[7]),
-            format!("{} {} {} {}", secrets[8], secrets[9], secrets[10], secrets[11]),
+            format!(
+                "{} {} {} {}",
+                secrets[8], secrets[9], secrets[10], secrets[11]
+            ),
             format!("Contact {} for access", secrets[12]),
-            format!("GET https://api.example.com/v1/models?key={}&alt=sse failed", secrets[13]),
+            format!(
+                "GET https://api.example.com/v1/models?key={}&alt=sse failed",
+                secrets[13]
+            ),
             format!("{{\"api_key\": \"{}\"}}", secrets[13]),
             format!("password: {}", secrets[13]),
         ];

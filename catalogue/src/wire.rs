@@ -15,8 +15,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// A whole error body (or SSE event data).
 #[derive(Debug, Default, Deserialize)]
@@ -524,7 +524,7 @@ impl WireBody<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_body, ErrorField};
+    use super::{ErrorField, parse_body};
 
     fn text<'t>(scalar: &'t super::Scalar<'_>) -> Option<&'t str> {
         scalar.0.as_deref()

@@ -69,12 +69,12 @@ fn check(path: &Path) -> Vec<String> {
         }
     }
     for field in ABSENT_UNLESS_EXPECTED {
-        if !expected.contains_key(field) {
-            if let Some(got) = actual.get(field) {
-                problems.push(format!(
-                    "{name}: {field}\n    expected (absent)\n    got      {got}"
-                ));
-            }
+        if !expected.contains_key(field)
+            && let Some(got) = actual.get(field)
+        {
+            problems.push(format!(
+                "{name}: {field}\n    expected (absent)\n    got      {got}"
+            ));
         }
     }
     if !problems.is_empty() {

@@ -1,8 +1,8 @@
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use playwright_rs::protocol::{BrowserContextOptions, Page, Playwright, Viewport};
 use playwright_rs::LaunchOptions;
+use playwright_rs::protocol::{BrowserContextOptions, Page, Playwright, Viewport};
 
 /// Debian's Chromium; `CHROMIUM` overrides.
 const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";

@@ -1,10 +1,10 @@
 //! The dynamic profile editor in a real browser, on a desktop and a Pixel 5,
 //! with and without JavaScript.
 
-use end2end::{named, phone_layout_problems, Browser, Device, TestPage, TestServer};
+use end2end::{Browser, Device, TestPage, TestServer, named, phone_layout_problems};
 use playwright_rs::protocol::{AriaRole, Locator};
 use playwright_rs::{expect, expect_page};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const PROFILE_URL: &str = r"/profiles/[0-9a-f-]{36}$";
 

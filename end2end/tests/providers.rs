@@ -1,7 +1,7 @@
 //! The providers page: add and edit providers, with and without JavaScript.
 //! A key is never typed into it: only the name of the variable that holds it.
 
-use end2end::{named, Browser, Device, TestServer};
+use end2end::{Browser, Device, TestServer, named};
 use playwright_rs::expect;
 use playwright_rs::protocol::AriaRole;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! The skeleton in a real browser: server rendering, hydration, navigation
 //! and the phone layout.
 
-use end2end::{named, phone_layout_problems, Browser, Device, TestServer};
+use end2end::{Browser, Device, TestServer, named, phone_layout_problems};
 use playwright_rs::expect;
 use playwright_rs::protocol::AriaRole;
 

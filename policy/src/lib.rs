@@ -42,25 +42,25 @@ mod read;
 pub mod schedule;
 pub mod validate;
 
-pub use backoff::{backoff_ms, MAX_BACKOFF_MS};
+pub use backoff::{MAX_BACKOFF_MS, backoff_ms};
 pub use classification::{Classification, Confidence};
 pub use codes::{Class, SemanticCode, UnknownCode};
 pub use document::{
-    Bounds, OnExhausted, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings, SectionClass,
-    INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, POLICY_VERSION,
+    Bounds, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted,
+    POLICY_VERSION, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings, SectionClass,
 };
-pub use errors::{describe_json, ErrorCode, FieldError};
+pub use errors::{ErrorCode, FieldError, describe_json};
 pub use escalation::{
-    normalize_escalation, EscalationSettings, CEILING_TOKENS_BOUNDS, ESCALATION_FACTOR,
-    MAX_ESCALATIONS_BOUNDS,
+    CEILING_TOKENS_BOUNDS, ESCALATION_FACTOR, EscalationSettings, MAX_ESCALATIONS_BOUNDS,
+    normalize_escalation,
 };
 pub use evaluate::{
-    evaluate, Decision, Effects, Episode, HoldCause, RetryCounts, StopCause, MAX_RETRY_PUSH_MS,
+    Decision, Effects, Episode, HoldCause, MAX_RETRY_PUSH_MS, RetryCounts, StopCause, evaluate,
 };
-pub use legacy::{normalize_legacy, LegacyAction, LEGACY_DEFAULT_KEY};
+pub use legacy::{LEGACY_DEFAULT_KEY, LegacyAction, normalize_legacy};
 pub use normalize::normalize_policy;
 pub use path::FieldPath;
 pub use profile::{MAX_TOKENS_BOUNDS, MODEL_MAX_CHARS, NAME_MAX_CHARS};
 pub use provider::{ProviderFamily, ProviderKind};
-pub use schedule::{describe_schedule, format_duration_ms, schedule, Schedule, ScheduleStep};
+pub use schedule::{Schedule, ScheduleStep, describe_schedule, format_duration_ms, schedule};
 pub use validate::validate_document;

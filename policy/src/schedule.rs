@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::backoff::backoff_ms;
-use crate::document::{OnExhausted, PolicySection, MAX_RETRIES_BOUNDS};
+use crate::document::{MAX_RETRIES_BOUNDS, OnExhausted, PolicySection};
 
 /// One retry of a [`Schedule`].
 ///

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use crate::document::{
-    OnExhausted, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings,
-    INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, POLICY_VERSION,
+    INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted, POLICY_VERSION,
+    PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings,
 };
 use crate::errors::{ErrorCode, FieldError};
 use crate::path::FieldPath;
@@ -66,7 +66,9 @@ fn check_version(value: &Value, path: &FieldPath, errors: &mut Vec<FieldError>) 
         FieldError::new(
             path,
             ErrorCode::Version,
-            format!("unsupported version {shown}: must be 2 (a version-1 rule map has no `version` field)"),
+            format!(
+                "unsupported version {shown}: must be 2 (a version-1 rule map has no `version` field)"
+            ),
         )
     };
     match read::integer_kind(value) {

@@ -1,7 +1,7 @@
 //! Boundary tables for every bounded number (STYLE rule 11): each field against the same
 //! column of JSON values, parsed from text so that 2^70 arrives as JSON would carry it.
 
-use policy::{normalize_escalation, normalize_policy, ErrorCode, FieldPath, PolicyDocument};
+use policy::{ErrorCode, FieldPath, PolicyDocument, normalize_escalation, normalize_policy};
 use serde_json::Value;
 
 /// The columns: JSON texts tried in every bounded field.

@@ -1,11 +1,11 @@
 //! The SPEC 4 evaluation table: one row per decision path, ordered by step, with rows
 //! where two steps could apply proving which comes first.
 
-use policy::{
-    evaluate, Classification, Confidence, Decision, Effects, Episode, HoldCause, PolicyDocument,
-    RetryCounts, SemanticCode, StopCause,
-};
 use SemanticCode::*;
+use policy::{
+    Classification, Confidence, Decision, Effects, Episode, HoldCause, PolicyDocument, RetryCounts,
+    SemanticCode, StopCause, evaluate,
+};
 
 const NOW: i64 = 1_796_000_000_000;
 const SECOND: i64 = 1_000;

@@ -1,8 +1,8 @@
 //! Version-1 rule maps (SPEC 3.1): resolution, the action table, default-key handling,
 //! conflicts naming their codes, and bad keys or actions with field paths.
 
-use policy::{normalize_legacy, normalize_policy, ErrorCode, FieldPath, PolicyDocument};
-use serde_json::{json, Value};
+use policy::{ErrorCode, FieldPath, PolicyDocument, normalize_legacy, normalize_policy};
+use serde_json::{Value, json};
 
 /// What a class normalizes to, written out from the SPEC 3.1 table (not from the code).
 #[derive(Debug, Clone, Copy)]
@@ -32,7 +32,7 @@ fn hard(row: Row) -> Value {
 fn section(row: Row, mut retry: Value, mut reset_wait: Value) -> Value {
     let on_exhausted = match row {
         Row::Defaults => {
-            return json!({"retry": retry, "reset_wait": reset_wait, "on_exhausted": "skip"})
+            return json!({"retry": retry, "reset_wait": reset_wait, "on_exhausted": "skip"});
         }
         Row::RetrySame => "stop",
         Row::TryNext => "skip",

@@ -2,13 +2,13 @@
 //! validates; evaluation never schedules into the past.
 
 use policy::{
-    backoff_ms, evaluate, normalize_legacy, normalize_policy, validate_document, Class,
-    Classification, Confidence, Decision, Effects, Episode, FieldPath, LegacyAction, OnExhausted,
-    PolicyDocument, PolicySection, ResetWaitSettings, RetryCounts, RetrySettings, SemanticCode,
-    MAX_BACKOFF_MS,
+    Class, Classification, Confidence, Decision, Effects, Episode, FieldPath, LegacyAction,
+    MAX_BACKOFF_MS, OnExhausted, PolicyDocument, PolicySection, ResetWaitSettings, RetryCounts,
+    RetrySettings, SemanticCode, backoff_ms, evaluate, normalize_legacy, normalize_policy,
+    validate_document,
 };
 use proptest::prelude::*;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 fn action() -> impl Strategy<Value = LegacyAction> {
     prop::sample::select(LegacyAction::ALL.to_vec())

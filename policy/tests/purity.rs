@@ -48,10 +48,10 @@ fn forbidden_dependencies(manifest: &str) -> Vec<String> {
         if let Some((name, spec)) = line.split_once('=') {
             check_name(name, &mut found);
             // A renamed dependency: `clock = { package = "chrono", ... }`.
-            if let Some((_, renamed)) = spec.split_once("package") {
-                if let Some(name) = renamed.split('"').nth(1) {
-                    check_name(name, &mut found);
-                }
+            if let Some((_, renamed)) = spec.split_once("package")
+                && let Some(name) = renamed.split('"').nth(1)
+            {
+                check_name(name, &mut found);
             }
         }
     }

@@ -2,9 +2,9 @@
 //! every error at once, and composable paths.
 
 use policy::{
-    normalize_policy, validate_document, ErrorCode, FieldError, FieldPath, PolicyDocument,
+    ErrorCode, FieldError, FieldPath, PolicyDocument, normalize_policy, validate_document,
 };
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Every field of a complete document, as dotted paths, parents before children.
 const FIELDS: [&str; 19] = [

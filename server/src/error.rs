@@ -88,9 +88,11 @@ impl From<StoreError> for AppError {
             StoreError::NotFound { entity, id } => Self::Refused(ApiError::not_found(entity, id)),
             StoreError::Stale { current, .. } => Self::Refused(ApiError::stale_revision(current)),
             StoreError::Invalid(errors) => Self::Refused(ApiError::invalid(errors)),
-            StoreError::InUse { entity, name, users } => {
-                Self::Refused(ApiError::in_use(entity, &name, &users))
-            }
+            StoreError::InUse {
+                entity,
+                name,
+                users,
+            } => Self::Refused(ApiError::in_use(entity, &name, &users)),
             other => Self::Internal(Box::new(other)),
         }
     }

@@ -54,6 +54,9 @@ impl FixedSecrets {
 
 impl Secrets for FixedSecrets {
     fn read(&self, name: &str) -> Option<String> {
-        self.values.get(name).filter(|value| !value.is_empty()).cloned()
+        self.values
+            .get(name)
+            .filter(|value| !value.is_empty())
+            .cloned()
     }
 }

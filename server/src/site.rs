@@ -3,7 +3,7 @@
 //! to `target/site`; `build.rs` makes sure they exist before this compiles.
 
 use axum::body::Body;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use rust_embed::RustEmbed;
 

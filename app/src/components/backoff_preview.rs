@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use policy::{describe_schedule, PolicySection, MAX_RETRIES_BOUNDS};
+use policy::{MAX_RETRIES_BOUNDS, PolicySection, describe_schedule};
 
 /// A small explainer: type a first interval and a retry count, and read the
 /// delays a transient section would use. The words come from the policy

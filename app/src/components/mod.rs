@@ -7,5 +7,5 @@ mod field;
 pub use backoff_preview::BackoffPreview;
 pub use error_notice::ErrorNotice;
 pub use field::{
-    input_id, message_id, with_server_errors, CheckField, FieldErrors, FieldMessage, NumberField,
+    CheckField, FieldErrors, FieldMessage, NumberField, input_id, message_id, with_server_errors,
 };

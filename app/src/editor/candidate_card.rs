@@ -1,11 +1,11 @@
 use leptos::prelude::*;
-use policy::{SectionClass, CEILING_TOKENS_BOUNDS, MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BOUNDS};
+use policy::{CEILING_TOKENS_BOUNDS, MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BOUNDS, SectionClass};
 
 use super::context::EditorContext;
-use super::form::{candidate_path, CandidateForm, EditOp};
+use super::form::{CandidateForm, EditOp, candidate_path};
 use super::op_button::OpButton;
 use super::section_fields::SectionFields;
-use crate::components::{input_id, message_id, CheckField, FieldMessage, NumberField};
+use crate::components::{CheckField, FieldMessage, NumberField, input_id, message_id};
 
 /// One candidate: a group named `Candidate N: MODEL` with its provider, model
 /// and token settings, its place in the order, and its two policy sections.

@@ -15,11 +15,11 @@ use api::{
     Revision,
 };
 use policy::{
-    EscalationSettings, OnExhausted, PolicyDocument, PolicySection, SectionClass,
-    INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
+    EscalationSettings, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
+    OnExhausted, PolicyDocument, PolicySection, SectionClass,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 /// A default token budget for a new candidate.
 pub const NEW_CANDIDATE_MAX_TOKENS: u32 = 4_096;
@@ -159,7 +159,13 @@ fn whole_number(text: &str, path: &FieldPath, errors: &mut Vec<FieldError>) -> i
     }
     match text.parse::<i64>() {
         Ok(number) => number,
-        Err(_) if !text.is_empty() && text.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()) => {
+        Err(_)
+            if !text.is_empty()
+                && text
+                    .trim_start_matches('-')
+                    .chars()
+                    .all(|c| c.is_ascii_digit()) =>
+        {
             errors.push(FieldError::new(path, ErrorCode::Range, "is out of range"));
             0
         }
@@ -318,7 +324,8 @@ impl ProfileForm {
             self.to_request()
                 .check(|request| request.check_update().map(|_| ()))
         } else {
-            self.to_request().check(|request| request.check().map(|_| ()))
+            self.to_request()
+                .check(|request| request.check().map(|_| ()))
         };
         checked.err().unwrap_or_default()
     }
@@ -393,7 +400,11 @@ impl ProfileForm {
         };
         for (name, value) in pairs {
             match name.as_str() {
-                "id" => form.id = Some(value.trim()).filter(|id| !id.is_empty()).map(ProfileId::new),
+                "id" => {
+                    form.id = Some(value.trim())
+                        .filter(|id| !id.is_empty())
+                        .map(ProfileId::new)
+                }
                 "revision" => form.revision = value.trim().parse().ok().map(Revision::new),
                 "name" => form.name.clone_from(value),
                 _ => {
@@ -504,7 +515,11 @@ impl CandidateForm {
         let checked = !value.is_empty();
         match field {
             "key" => {}
-            "id" => self.id = Some(value.trim()).filter(|id| !id.is_empty()).map(CandidateId::new),
+            "id" => {
+                self.id = Some(value.trim())
+                    .filter(|id| !id.is_empty())
+                    .map(CandidateId::new)
+            }
             "provider_id" => self.provider_id = ProviderId::new(value),
             "model" => self.model = value.to_owned(),
             "enabled" => self.enabled = checked,
@@ -694,7 +709,10 @@ mod tests {
         let mut pairs = vec![
             (
                 "id".to_owned(),
-                form.id.as_ref().map(ToString::to_string).unwrap_or_default(),
+                form.id
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
             ),
             (
                 "revision".to_owned(),
@@ -706,7 +724,11 @@ mod tests {
             let path = |field: &str| candidate_path(position, field);
             pairs.push((
                 path("id"),
-                candidate.id.as_ref().map(ToString::to_string).unwrap_or_default(),
+                candidate
+                    .id
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
             ));
             pairs.push((path("provider_id"), candidate.provider_id.to_string()));
             pairs.push((path("model"), candidate.model.clone()));

@@ -12,7 +12,7 @@ mod summary;
 mod unsaved_guard;
 
 pub use form::{
-    candidate_path, display_model, section_path, CandidateForm, EditOp, ProfileForm, SectionForm,
+    CandidateForm, EditOp, ProfileForm, SectionForm, candidate_path, display_model, section_path,
 };
 pub use profile_editor::{EditorData, EditorSubmission, ProfileEditor};
 pub use summary::{policy_summary, schedule_sentence, section_summary};

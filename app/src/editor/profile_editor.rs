@@ -1,7 +1,7 @@
 use api::{ApiError, FieldError, ProfileId, ProfileRequest, ProviderView};
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
 use leptos_router::NavigateOptions;
+use leptos_router::hooks::use_navigate;
 use serde::{Deserialize, Serialize};
 
 use super::candidate_card::CandidateCard;
@@ -9,7 +9,7 @@ use super::context::EditorContext;
 use super::form::{EditOp, ProfileForm};
 use super::op_button::OpButton;
 use super::unsaved_guard::guard_unsaved_changes;
-use crate::components::{input_id, message_id, with_server_errors, FieldErrors, FieldMessage};
+use crate::components::{FieldErrors, FieldMessage, input_id, message_id, with_server_errors};
 use crate::server_fns::save_profile;
 
 /// What the editor starts from: the form, the providers to choose from, and

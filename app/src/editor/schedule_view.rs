@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use policy::{schedule, SectionClass};
+use policy::{SectionClass, schedule};
 
 use super::context::EditorContext;
 use super::summary::schedule_sentence;

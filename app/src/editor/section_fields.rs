@@ -1,8 +1,8 @@
 use leptos::prelude::*;
-use policy::{SectionClass, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS};
+use policy::{INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, SectionClass};
 
 use super::context::EditorContext;
-use super::form::{section_path, SectionForm};
+use super::form::{SectionForm, section_path};
 use super::schedule_view::ScheduleView;
 use crate::components::{CheckField, FieldMessage, NumberField};
 

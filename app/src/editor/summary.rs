@@ -1,7 +1,7 @@
 //! Policies in words: one line per candidate for the profiles list, and the
 //! schedule sentence of each section for the editor.
 
-use policy::{describe_schedule, format_duration_ms, OnExhausted, PolicyDocument, PolicySection};
+use policy::{OnExhausted, PolicyDocument, PolicySection, describe_schedule, format_duration_ms};
 
 /// A section in a few words: "retry 2× from 0.5 s, wait for reset up to 1 min, then skip".
 ///
@@ -90,7 +90,9 @@ mod tests {
             "Retry 1 after 0.5 s, retry 2 after 1 s; gives up after 1.5 s, then skips to model-beta."
         );
         section.reset_wait.enabled = true;
-        assert!(schedule_sentence(&section, None)
-            .starts_with("Waits for the provider's reset when it is at most 1 min away"));
+        assert!(
+            schedule_sentence(&section, None)
+                .starts_with("Waits for the provider's reset when it is at most 1 min away")
+        );
     }
 }

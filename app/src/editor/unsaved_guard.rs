@@ -15,8 +15,8 @@ pub fn guard_unsaved_changes(dirty: Memo<bool>) {
 #[cfg(feature = "hydrate")]
 mod browser {
     use leptos::prelude::*;
-    use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
 
     const QUESTION: &str = "This profile has unsaved changes. Leave without saving?";
 

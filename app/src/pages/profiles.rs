@@ -3,8 +3,8 @@ use leptos_meta::Title;
 
 use crate::components::ErrorNotice;
 use crate::editor::policy_summary;
-use api::{ProfileView, ProviderView};
 use crate::server_fns::list_profiles;
+use api::{ProfileView, ProviderView};
 
 /// The dynamic profiles list: each profile with its candidates in order and
 /// a line on each candidate's policy.

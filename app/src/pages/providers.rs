@@ -2,9 +2,9 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::components::ErrorNotice;
-use api::{KeyEnvRules, ProviderView};
 use crate::providers::{ProviderForm, ProviderFormView, ProviderSubmission};
-use crate::server_fns::{list_providers, ProvidersData};
+use crate::server_fns::{ProvidersData, list_providers};
+use api::{KeyEnvRules, ProviderView};
 
 /// Providers: each with its kind, family, base URL and key variable (and
 /// whether that variable is set on the server); add and edit them.

@@ -87,11 +87,18 @@ impl ProviderForm {
         let mut form = Self::new_provider();
         for (name, value) in pairs {
             match name.as_str() {
-                "id" => form.id = Some(value.trim()).filter(|id| !id.is_empty()).map(ProviderId::new),
+                "id" => {
+                    form.id = Some(value.trim())
+                        .filter(|id| !id.is_empty())
+                        .map(ProviderId::new)
+                }
                 "revision" => form.revision = value.trim().parse().ok().map(Revision::new),
                 "name" => form.name.clone_from(value),
                 "kind" => {
-                    if let Some(kind) = ProviderKind::ALL.into_iter().find(|kind| kind.as_str() == value) {
+                    if let Some(kind) = ProviderKind::ALL
+                        .into_iter()
+                        .find(|kind| kind.as_str() == value)
+                    {
                         form.kind = kind;
                     }
                 }
@@ -123,7 +130,10 @@ mod tests {
         assert_eq!(form.validate(&none), vec![]);
         form.api_key_env = "VAULT_TOKEN".into();
         assert_eq!(form.validate(&none)[0].field, "api_key_env");
-        assert_eq!(form.validate(&KeyEnvRules::new(vec!["VAULT_TOKEN".into()])), vec![]);
+        assert_eq!(
+            form.validate(&KeyEnvRules::new(vec!["VAULT_TOKEN".into()])),
+            vec![]
+        );
         form.kind = ProviderKind::Simulated;
         form.base_url.clear();
         form.api_key_env = "  ".into();
@@ -162,8 +172,18 @@ mod tests {
         .collect();
         let form = ProviderForm::from_pairs(&pairs);
         assert_eq!(
-            (form.id.as_ref().map(ProviderId::as_str), form.revision, form.kind, form.family),
-            (Some("p1"), Some(Revision::new(2)), ProviderKind::Openai, None)
+            (
+                form.id.as_ref().map(ProviderId::as_str),
+                form.revision,
+                form.kind,
+                form.family
+            ),
+            (
+                Some("p1"),
+                Some(Revision::new(2)),
+                ProviderKind::Openai,
+                None
+            )
         );
     }
 }

@@ -3,7 +3,7 @@ use leptos::prelude::*;
 use policy::{ProviderFamily, ProviderKind};
 
 use super::form::ProviderForm;
-use crate::components::{input_id, with_server_errors, FieldErrors, FieldMessage};
+use crate::components::{FieldErrors, FieldMessage, input_id, with_server_errors};
 use crate::server_fns::save_provider;
 
 /// Provided by the server when it renders the providers page in answer to a
@@ -39,9 +39,11 @@ pub fn ProviderFormView(
     Effect::new(move |_| hydrated.set(true));
 
     let is_new = initial.id.is_none();
-    let save = Action::new(move |(id, request): &(Option<ProviderId>, ProviderRequest)| {
-        save_provider(id.clone(), request.clone())
-    });
+    let save = Action::new(
+        move |(id, request): &(Option<ProviderId>, ProviderRequest)| {
+            save_provider(id.clone(), request.clone())
+        },
+    );
     Effect::new(move |_| {
         let Some(result) = save.value().get() else {
             return;

@@ -8,7 +8,7 @@ mod save_profile;
 mod save_provider;
 
 pub use list_profiles::list_profiles;
-pub use list_providers::{list_providers, ProvidersData};
+pub use list_providers::{ProvidersData, list_providers};
 pub use load_profile_editor::load_profile_editor;
 pub use save_profile::save_profile;
 pub use save_provider::save_provider;

@@ -4,7 +4,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, MessageHint, Rule};
+use super::{MessageHint, Rule, rule};
 
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[

@@ -4,7 +4,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, Rule};
+use super::{Rule, rule};
 
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[

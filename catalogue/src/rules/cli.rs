@@ -3,7 +3,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, MessageHint, Rule};
+use super::{MessageHint, Rule, rule};
 
 /// Claude Code.
 #[rustfmt::skip]

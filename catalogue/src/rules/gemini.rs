@@ -4,7 +4,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, MessageHint, Rule};
+use super::{MessageHint, Rule, rule};
 
 const RETRY_IN: &[MessageHint] = &[MessageHint::TryAgainIn];
 

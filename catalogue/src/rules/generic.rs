@@ -2,7 +2,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, Rule};
+use super::{Rule, rule};
 
 /// Bare statuses (rank 1: any error type, code or message outranks them) and transport
 /// failures (rank 2). A certificate failure is not a network blip: `tls` is a

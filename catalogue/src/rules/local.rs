@@ -3,7 +3,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, Rule};
+use super::{Rule, rule};
 
 /// Ollama. Source: <https://github.com/ollama/ollama/blob/main/docs/api.md>.
 #[rustfmt::skip]

@@ -5,7 +5,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, MessageHint, Predicate, Rule};
+use super::{MessageHint, Predicate, Rule, rule};
 
 const TRY_AGAIN: &[MessageHint] = &[MessageHint::TryAgainIn];
 

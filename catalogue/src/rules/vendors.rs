@@ -3,7 +3,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{rule, MessageHint, Rule};
+use super::{MessageHint, Rule, rule};
 
 /// Azure OpenAI. Source:
 /// <https://learn.microsoft.com/en-us/azure/ai-services/openai/concepts/content-filter>.

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use policy::{normalize_policy, FieldError, FieldPath};
+use policy::{FieldError, FieldPath, normalize_policy};
 use serde::Serialize;
 
 /// What `policy check` prints, and how it exits.
@@ -66,7 +66,7 @@ fn to_pretty_json(value: &impl Serialize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
 
     fn parsed(outcome: &Outcome) -> Value {
         serde_json::from_str(&outcome.stdout).unwrap()

@@ -20,10 +20,10 @@ use std::sync::Arc;
 use api::ApiError;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use http_body_util::{BodyExt, Limited, LengthLimitError};
 use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use super::api::MAX_BODY_BYTES;
 use crate::error::AppError;
@@ -75,9 +75,7 @@ impl HostGuard {
         if name.is_empty() {
             return false;
         }
-        name.parse::<IpAddr>().is_ok()
-            || name == "localhost"
-            || self.public_names.contains(&name)
+        name.parse::<IpAddr>().is_ok() || name == "localhost" || self.public_names.contains(&name)
     }
 }
 
@@ -113,7 +111,10 @@ fn is_cross_site(headers: &HeaderMap, host: &str) -> bool {
 /// limit, so every route (the JSON API, a form post, a server function)
 /// answers an oversized one the same way.
 pub async fn guard(State(guard): State<HostGuard>, request: Request, next: Next) -> Response {
-    let authority = request.uri().authority().map(|authority| authority.as_str());
+    let authority = request
+        .uri()
+        .authority()
+        .map(|authority| authority.as_str());
     if let Some(refusal) = guard.refusal(request.method(), authority, request.headers()) {
         return AppError::from(refusal).into_response();
     }
@@ -139,7 +140,11 @@ async fn within_limit(request: Request) -> Result<Request, ApiError> {
     let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<LengthLimitError>() => return Err(too_large()),
-        Err(error) => return Err(ApiError::malformed_json(format!("the body could not be read: {error}"))),
+        Err(error) => {
+            return Err(ApiError::malformed_json(format!(
+                "the body could not be read: {error}"
+            )));
+        }
     };
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
@@ -186,13 +191,33 @@ mod tests {
         let guard = HostGuard::default();
         let host = ("host", "127.0.0.1:3000");
         let table: [Row<'_>; 9] = [
-            (&[host, ("sec-fetch-site", "cross-site")], Method::POST, true),
+            (
+                &[host, ("sec-fetch-site", "cross-site")],
+                Method::POST,
+                true,
+            ),
             (&[host, ("sec-fetch-site", "same-site")], Method::PUT, true),
-            (&[host, ("sec-fetch-site", "same-origin")], Method::POST, false),
-            (&[host, ("sec-fetch-site", "cross-site")], Method::GET, false),
-            (&[host, ("origin", "http://evil.example")], Method::POST, true),
+            (
+                &[host, ("sec-fetch-site", "same-origin")],
+                Method::POST,
+                false,
+            ),
+            (
+                &[host, ("sec-fetch-site", "cross-site")],
+                Method::GET,
+                false,
+            ),
+            (
+                &[host, ("origin", "http://evil.example")],
+                Method::POST,
+                true,
+            ),
             (&[host, ("origin", "null")], Method::DELETE, true),
-            (&[host, ("origin", "http://127.0.0.1:3000")], Method::POST, false),
+            (
+                &[host, ("origin", "http://127.0.0.1:3000")],
+                Method::POST,
+                false,
+            ),
             (&[host], Method::POST, false),
             (&[("host", "evil.example")], Method::GET, true),
         ];

@@ -18,7 +18,9 @@ impl Services {
 /// The catalogue's evidence from the API's request.
 pub fn evidence(request: &EvidenceRequest) -> Evidence {
     let mut evidence = Evidence::new(&request.provider);
-    evidence.status = request.status.and_then(|status| u16::try_from(status.get()).ok());
+    evidence.status = request
+        .status
+        .and_then(|status| u16::try_from(status.get()).ok());
     for (name, value) in request.headers.iter().flatten() {
         if let Some(value) = value.as_str() {
             evidence.headers.insert(name, value);

@@ -19,7 +19,10 @@ impl Services {
     }
 
     /// Create a profile (policies of version 1, 2 or none).
-    pub async fn create_profile(&self, request: Read<ProfileRequest>) -> Result<ProfileView, AppError> {
+    pub async fn create_profile(
+        &self,
+        request: Read<ProfileRequest>,
+    ) -> Result<ProfileView, AppError> {
         let spec = request.check(ProfileRequest::check)?;
         let write = self.profile_write(ProfileId::new(new_id()), spec);
         Ok(profile_view(self.store.create_profile(write).await?))
@@ -33,7 +36,9 @@ impl Services {
     ) -> Result<ProfileView, AppError> {
         let (spec, expected) = request.check(ProfileRequest::check_update)?;
         let write = self.profile_write(id.clone(), spec);
-        Ok(profile_view(self.store.update_profile(write, expected).await?))
+        Ok(profile_view(
+            self.store.update_profile(write, expected).await?,
+        ))
     }
 
     /// Delete a profile.

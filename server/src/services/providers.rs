@@ -9,7 +9,10 @@ impl Services {
     /// Every provider, by name.
     pub async fn list_providers(&self) -> Result<Vec<ProviderView>, AppError> {
         let providers = self.store.list_providers().await?;
-        Ok(providers.into_iter().map(|p| self.provider_view(p)).collect())
+        Ok(providers
+            .into_iter()
+            .map(|p| self.provider_view(p))
+            .collect())
     }
 
     /// One provider.
@@ -18,7 +21,10 @@ impl Services {
     }
 
     /// Create a provider.
-    pub async fn create_provider(&self, request: Read<ProviderRequest>) -> Result<ProviderView, AppError> {
+    pub async fn create_provider(
+        &self,
+        request: Read<ProviderRequest>,
+    ) -> Result<ProviderView, AppError> {
         let spec = request.check(|request| request.check(&self.key_envs))?;
         let write = self.provider_write(ProviderId::new(new_id()), spec);
         Ok(self.provider_view(self.store.create_provider(write).await?))

@@ -32,7 +32,10 @@ async fn providers_crud() {
     let (status, unset) = api
         .call(Method::POST, "/api/providers", Some(json!({"name": "Unset", "kind": "openai", "base_url": "https://api.openai.com", "api_key_env": "OPENAI_API_KEY"})))
         .await;
-    assert_eq!((status, &unset["api_key_env_set"]), (StatusCode::CREATED, &json!(false)));
+    assert_eq!(
+        (status, &unset["api_key_env_set"]),
+        (StatusCode::CREATED, &json!(false))
+    );
 
     let (status, list) = api.call(Method::GET, "/api/providers", None).await;
     assert_eq!(status, StatusCode::OK);

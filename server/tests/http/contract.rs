@@ -39,8 +39,12 @@ async fn the_served_document_states_this_servers_key_variables() {
     let api = Api::new().await;
     let (status, document) = api.call(Method::GET, "/api/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK);
-    let pattern = &document["components"]["schemas"]["ProviderRequest"]["properties"]["api_key_env"]["pattern"];
-    assert_eq!(pattern, &json!("^(?:_API_KEY|[A-Z_][A-Z0-9_]*_API_KEY|local_token)$"));
+    let pattern = &document["components"]["schemas"]["ProviderRequest"]["properties"]["api_key_env"]
+        ["pattern"];
+    assert_eq!(
+        pattern,
+        &json!("^(?:_API_KEY|[A-Z_][A-Z0-9_]*_API_KEY|local_token)$")
+    );
 }
 
 #[tokio::test]
@@ -111,11 +115,12 @@ async fn openapi_document_lists_every_route() {
     }
 }
 
-
 #[test]
 fn the_readme_lists_every_operation_and_its_answers() {
     let document = server::http::api::document(&KeyEnvRules::default());
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
     let table = readme
         .split("<!-- api-table -->")
         .nth(1)
@@ -123,10 +128,15 @@ fn the_readme_lists_every_operation_and_its_answers() {
     let mut expected = Vec::new();
     for (path, item) in document["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {
-            let mut statuses: Vec<&String> = operation["responses"].as_object().unwrap().keys().collect();
+            let mut statuses: Vec<&String> =
+                operation["responses"].as_object().unwrap().keys().collect();
             statuses.sort();
             let statuses: Vec<&str> = statuses.iter().map(|status| status.as_str()).collect();
-            expected.push(format!("| `{} {path}` | {} |", method.to_uppercase(), statuses.join(", ")));
+            expected.push(format!(
+                "| `{} {path}` | {} |",
+                method.to_uppercase(),
+                statuses.join(", ")
+            ));
         }
     }
     expected.sort();
@@ -136,7 +146,10 @@ fn the_readme_lists_every_operation_and_its_answers() {
         .map(str::to_owned)
         .collect();
     written.sort();
-    assert_eq!(written, expected, "README.md's API table and the OpenAPI document disagree");
+    assert_eq!(
+        written, expected,
+        "README.md's API table and the OpenAPI document disagree"
+    );
 }
 
 /// Every fixture's evidence reads the same through the API's typed request
@@ -154,7 +167,11 @@ fn the_api_reads_evidence_as_the_catalogue_does() {
             let request = Read::<EvidenceRequest>::from_json(evidence)
                 .check(EvidenceRequest::check)
                 .unwrap_or_else(|errors| panic!("{evidence}: {errors:?}"));
-            assert_eq!(server::services::evidence(&request), catalogue, "{evidence}");
+            assert_eq!(
+                server::services::evidence(&request),
+                catalogue,
+                "{evidence}"
+            );
             compared += 1;
         }
     }

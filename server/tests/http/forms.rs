@@ -57,10 +57,22 @@ async fn a_provider_form_saves_and_redirects() {
     let again: Vec<(&str, &str)> = again.iter().map(|(a, b)| (*a, b.as_str())).collect();
     let answer = api.post_form(&format!("/providers/{id}"), &again).await;
     assert_eq!(answer.status, StatusCode::CONFLICT);
-    assert!(answer.text.contains("Someone else saved this first"), "{}", answer.text);
-    assert!(answer.text.contains("Anthropic again"), "the values sent are kept");
-    let (_, one) = api.call(Method::GET, &format!("/api/providers/{id}"), None).await;
-    assert_eq!(one["name"], "Anthropic EU", "a refused edit changes nothing");
+    assert!(
+        answer.text.contains("Someone else saved this first"),
+        "{}",
+        answer.text
+    );
+    assert!(
+        answer.text.contains("Anthropic again"),
+        "the values sent are kept"
+    );
+    let (_, one) = api
+        .call(Method::GET, &format!("/api/providers/{id}"), None)
+        .await;
+    assert_eq!(
+        one["name"], "Anthropic EU",
+        "a refused edit changes nothing"
+    );
 }
 
 #[tokio::test]
@@ -79,10 +91,20 @@ async fn a_refused_provider_form_comes_back_with_its_errors_and_never_the_key() 
         )
         .await;
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(answer.text.contains("must start with http:// or https://"), "{}", answer.text);
+    assert!(
+        answer.text.contains("must start with http:// or https://"),
+        "{}",
+        answer.text
+    );
     assert!(answer.text.contains("never the key itself"));
-    assert!(answer.text.contains("value=\"Mine\""), "the name sent is kept");
-    assert!(!answer.text.contains(secret), "a pasted key is never shown again");
+    assert!(
+        answer.text.contains("value=\"Mine\""),
+        "the name sent is kept"
+    );
+    assert!(
+        !answer.text.contains(secret),
+        "a pasted key is never shown again"
+    );
     let (_, list) = api.call(Method::GET, "/api/providers", None).await;
     assert_eq!(list, json!([]), "nothing stored");
 }
@@ -103,13 +125,28 @@ async fn a_profile_form_saves_edits_structure_and_refuses_with_field_errors() {
         (candidate("escalation.ceiling_tokens"), "32768".into()),
         (candidate("policy.transient.retry.enabled"), "on".into()),
         (candidate("policy.transient.retry.max_retries"), "2".into()),
-        (candidate("policy.transient.retry.initial_interval_ms"), "500".into()),
-        (candidate("policy.transient.reset_wait.enabled"), "on".into()),
-        (candidate("policy.transient.reset_wait.max_wait_s"), "60".into()),
+        (
+            candidate("policy.transient.retry.initial_interval_ms"),
+            "500".into(),
+        ),
+        (
+            candidate("policy.transient.reset_wait.enabled"),
+            "on".into(),
+        ),
+        (
+            candidate("policy.transient.reset_wait.max_wait_s"),
+            "60".into(),
+        ),
         (candidate("policy.transient.on_exhausted"), "skip".into()),
         (candidate("policy.hard.retry.max_retries"), "2".into()),
-        (candidate("policy.hard.retry.initial_interval_ms"), "500".into()),
-        (candidate("policy.hard.reset_wait.max_wait_s"), "3600".into()),
+        (
+            candidate("policy.hard.retry.initial_interval_ms"),
+            "500".into(),
+        ),
+        (
+            candidate("policy.hard.reset_wait.max_wait_s"),
+            "3600".into(),
+        ),
         (candidate("policy.hard.on_exhausted"), "stop".into()),
     ];
     let with = |changes: &[(&str, &str)]| -> Vec<(String, String)> {
@@ -125,7 +162,10 @@ async fn a_profile_form_saves_edits_structure_and_refuses_with_field_errors() {
     let post = |pairs: Vec<(String, String)>, path: &'static str| {
         let api = &api;
         async move {
-            let borrowed: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let borrowed: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
             api.post_form(path, &borrowed).await
         }
     };
@@ -147,10 +187,17 @@ async fn a_profile_form_saves_edits_structure_and_refuses_with_field_errors() {
     )
     .await;
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(answer.text.contains("must be between 1 and 10"), "{}", answer.text);
+    assert!(
+        answer.text.contains("must be between 1 and 10"),
+        "{}",
+        answer.text
+    );
     assert!(answer.text.contains("must be a whole number"));
     assert!(answer.text.contains("Nothing was saved"));
-    assert!(answer.text.contains("value=\"lots\""), "what was typed is kept");
+    assert!(
+        answer.text.contains("value=\"lots\""),
+        "what was typed is kept"
+    );
 
     // Saved: a redirect to the stored profile, with the policy as posted.
     let answer = post(base.clone(), "/profiles/new").await;
@@ -158,13 +205,23 @@ async fn a_profile_form_saves_edits_structure_and_refuses_with_field_errors() {
     let path = location(&answer).to_owned();
     assert!(path.starts_with("/profiles/"), "{path}");
     let (_, profile) = api.call(Method::GET, &format!("/api{path}"), None).await;
-    assert_eq!(profile["candidates"][0]["policy"]["hard"]["on_exhausted"], "stop");
-    assert_eq!(profile["candidates"][0]["policy"]["hard"]["retry"]["enabled"], false);
+    assert_eq!(
+        profile["candidates"][0]["policy"]["hard"]["on_exhausted"],
+        "stop"
+    );
+    assert_eq!(
+        profile["candidates"][0]["policy"]["hard"]["retry"]["enabled"],
+        false
+    );
 
     // Another profile may not take its name.
     let answer = post(base, "/profiles/new").await;
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(answer.text.contains("another profile already has this name"));
+    assert!(
+        answer
+            .text
+            .contains("another profile already has this name")
+    );
 }
 
 /// Over 1 MiB is a 413 with the same JSON error on every surface: the JSON

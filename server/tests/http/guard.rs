@@ -17,28 +17,99 @@ fn mutating_routes(provider_id: &str) -> Vec<(Method, String, &'static str, Stri
     let profile = json!({"name": "Forged", "candidates": [{"provider_id": provider_id, "model": "m", "enabled": true, "max_tokens": 10}]});
     let form = "name=Forged&kind=openai&base_url=https%3A%2F%2Fattacker.example&api_key_env=OPENAI_API_KEY";
     let mut routes = vec![
-        (Method::POST, "/api/providers".into(), "application/json", provider.to_string()),
-        (Method::PUT, format!("/api/providers/{provider_id}"), "application/json", provider.to_string()),
-        (Method::DELETE, format!("/api/providers/{provider_id}"), "application/json", String::new()),
-        (Method::POST, "/api/profiles".into(), "application/json", profile.to_string()),
-        (Method::PUT, "/api/profiles/any".into(), "application/json", profile.to_string()),
-        (Method::DELETE, "/api/profiles/any".into(), "application/json", String::new()),
-        (Method::POST, "/api/classify".into(), "application/json", json!({"provider": "openai"}).to_string()),
-        (Method::POST, "/providers".into(), "application/x-www-form-urlencoded", form.into()),
-        (Method::POST, format!("/providers/{provider_id}"), "application/x-www-form-urlencoded", format!("{form}&revision=1")),
-        (Method::POST, "/profiles/new".into(), "application/x-www-form-urlencoded", "name=Forged".into()),
-        (Method::POST, "/profiles/any".into(), "application/x-www-form-urlencoded", "name=Forged".into()),
+        (
+            Method::POST,
+            "/api/providers".into(),
+            "application/json",
+            provider.to_string(),
+        ),
+        (
+            Method::PUT,
+            format!("/api/providers/{provider_id}"),
+            "application/json",
+            provider.to_string(),
+        ),
+        (
+            Method::DELETE,
+            format!("/api/providers/{provider_id}"),
+            "application/json",
+            String::new(),
+        ),
+        (
+            Method::POST,
+            "/api/profiles".into(),
+            "application/json",
+            profile.to_string(),
+        ),
+        (
+            Method::PUT,
+            "/api/profiles/any".into(),
+            "application/json",
+            profile.to_string(),
+        ),
+        (
+            Method::DELETE,
+            "/api/profiles/any".into(),
+            "application/json",
+            String::new(),
+        ),
+        (
+            Method::POST,
+            "/api/classify".into(),
+            "application/json",
+            json!({"provider": "openai"}).to_string(),
+        ),
+        (
+            Method::POST,
+            "/providers".into(),
+            "application/x-www-form-urlencoded",
+            form.into(),
+        ),
+        (
+            Method::POST,
+            format!("/providers/{provider_id}"),
+            "application/x-www-form-urlencoded",
+            format!("{form}&revision=1"),
+        ),
+        (
+            Method::POST,
+            "/profiles/new".into(),
+            "application/x-www-form-urlencoded",
+            "name=Forged".into(),
+        ),
+        (
+            Method::POST,
+            "/profiles/any".into(),
+            "application/x-www-form-urlencoded",
+            "name=Forged".into(),
+        ),
     ];
     for name in ["save_provider", "save_profile"] {
-        routes.push((Method::POST, format!("/fn/{name}"), "application/json", json!({"id": null, "request": provider}).to_string()));
+        routes.push((
+            Method::POST,
+            format!("/fn/{name}"),
+            "application/json",
+            json!({"id": null, "request": provider}).to_string(),
+        ));
     }
     for name in ["list_providers", "list_profiles", "load_profile_editor"] {
-        routes.push((Method::POST, format!("/fn/{name}"), "application/x-www-form-urlencoded", String::new()));
+        routes.push((
+            Method::POST,
+            format!("/fn/{name}"),
+            "application/x-www-form-urlencoded",
+            String::new(),
+        ));
     }
     routes
 }
 
-fn forged(method: &Method, path: &str, content_type: &str, body: &str, forgery: (&'static str, &'static str)) -> Request<Body> {
+fn forged(
+    method: &Method,
+    path: &str,
+    content_type: &str,
+    body: &str,
+    forgery: (&'static str, &'static str),
+) -> Request<Body> {
     Request::builder()
         .method(method.clone())
         .uri(path)
@@ -62,13 +133,24 @@ async fn every_mutating_route_refuses_a_cross_site_write() {
     ];
     for (method, path, content_type, body) in mutating_routes(provider_id) {
         for forgery in forgeries {
-            let answer = api.send(forged(&method, &path, content_type, &body, forgery)).await;
-            assert_eq!(answer.status, StatusCode::FORBIDDEN, "{method} {path} with {forgery:?}: {}", answer.text);
+            let answer = api
+                .send(forged(&method, &path, content_type, &body, forgery))
+                .await;
+            assert_eq!(
+                answer.status,
+                StatusCode::FORBIDDEN,
+                "{method} {path} with {forgery:?}: {}",
+                answer.text
+            );
             assert_eq!(answer.json()["error"], "forbidden", "{method} {path}");
         }
     }
     let (_, providers) = api.call(Method::GET, "/api/providers", None).await;
-    assert_eq!(providers.as_array().unwrap().len(), 1, "nothing forged was stored: {providers}");
+    assert_eq!(
+        providers.as_array().unwrap().len(),
+        1,
+        "nothing forged was stored: {providers}"
+    );
     assert_eq!(providers[0]["name"], "Real");
     let (_, profiles) = api.call(Method::GET, "/api/profiles", None).await;
     assert_eq!(profiles, json!([]));
@@ -76,9 +158,20 @@ async fn every_mutating_route_refuses_a_cross_site_write() {
     // The same requests from the server's own pages go through to their handlers.
     for (method, path, content_type, body) in mutating_routes(provider_id) {
         let answer = api
-            .send(forged(&method, &path, content_type, &body, ("sec-fetch-site", "same-origin")))
+            .send(forged(
+                &method,
+                &path,
+                content_type,
+                &body,
+                ("sec-fetch-site", "same-origin"),
+            ))
             .await;
-        assert_ne!(answer.status, StatusCode::FORBIDDEN, "{method} {path}: {}", answer.text);
+        assert_ne!(
+            answer.status,
+            StatusCode::FORBIDDEN,
+            "{method} {path}: {}",
+            answer.text
+        );
     }
 }
 
@@ -94,11 +187,28 @@ async fn foreign_host_names_are_refused_everywhere() {
         ("[::1]:3000", true),
         ("switchback.example.com", true),
     ] {
-        for path in ["/", "/profiles", "/api/providers", "/healthz", "/pkg/switchback.css"] {
+        for path in [
+            "/",
+            "/profiles",
+            "/api/providers",
+            "/healthz",
+            "/pkg/switchback.css",
+        ] {
             let answer = api
-                .send(Request::builder().uri(path).header(header::HOST, host).body(Body::empty()).unwrap())
+                .send(
+                    Request::builder()
+                        .uri(path)
+                        .header(header::HOST, host)
+                        .body(Body::empty())
+                        .unwrap(),
+                )
                 .await;
-            assert_eq!(answer.status == StatusCode::FORBIDDEN, !allowed, "{host} {path}: {}", answer.status);
+            assert_eq!(
+                answer.status == StatusCode::FORBIDDEN,
+                !allowed,
+                "{host} {path}: {}",
+                answer.status
+            );
         }
     }
 }

@@ -93,8 +93,16 @@ impl Api {
     }
 
     /// Send JSON (or nothing) to `path`, as a program would.
-    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let builder = Request::builder().method(method).uri(path).header(header::HOST, HOST);
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let builder = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, HOST);
         let request = match body {
             Some(body) => builder
                 .header(header::CONTENT_TYPE, "application/json")

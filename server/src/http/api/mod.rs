@@ -40,7 +40,10 @@ struct ApiDoc;
 
 fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(providers::list_providers, providers::create_provider))
+        .routes(routes!(
+            providers::list_providers,
+            providers::create_provider
+        ))
         .routes(routes!(
             providers::get_provider,
             providers::update_provider,

@@ -29,7 +29,10 @@ pub async fn create_profile(
     State(services): State<Services>,
     Body(request): Body<ProfileRequest>,
 ) -> Result<(StatusCode, Json<ProfileView>), AppError> {
-    Ok((StatusCode::CREATED, Json(services.create_profile(request).await?)))
+    Ok((
+        StatusCode::CREATED,
+        Json(services.create_profile(request).await?),
+    ))
 }
 
 /// One dynamic profile.

@@ -28,7 +28,10 @@ pub async fn create_provider(
     State(services): State<Services>,
     Body(request): Body<ProviderRequest>,
 ) -> Result<(StatusCode, Json<ProviderView>), AppError> {
-    Ok((StatusCode::CREATED, Json(services.create_provider(request).await?)))
+    Ok((
+        StatusCode::CREATED,
+        Json(services.create_provider(request).await?),
+    ))
 }
 
 /// One provider.

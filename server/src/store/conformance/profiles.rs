@@ -37,7 +37,10 @@ pub(super) async fn profiles(store: &dyn Store) {
     let ids: Vec<&str> = profile.candidates.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["seed-c1", "seed-c2"]);
     assert!(!profile.candidates[1].enabled);
-    assert_eq!(profile.candidates[1].policy.hard.on_exhausted, OnExhausted::Stop);
+    assert_eq!(
+        profile.candidates[1].policy.hard.on_exhausted,
+        OnExhausted::Stop
+    );
     assert_eq!(store.get_profile(&profile.id).await.unwrap(), profile);
     assert_eq!(store.list_profiles().await.unwrap(), vec![profile.clone()]);
 
@@ -90,16 +93,26 @@ pub(super) async fn profiles(store: &dyn Store) {
         ],
         now: at(4_000),
     };
-    let updated = store.update_profile(update.clone(), Revision::FIRST).await.unwrap();
+    let updated = store
+        .update_profile(update.clone(), Revision::FIRST)
+        .await
+        .unwrap();
     assert_eq!(updated.revision, Revision::new(2));
     assert_eq!(updated.name, "Seed renamed");
     let ids: Vec<&str> = updated.candidates.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["seed-c2", "seed-c1", "seed-c3"]);
     assert!(updated.candidates[0].enabled);
-    assert_eq!((updated.created_at, updated.updated_at), (at(2_000), at(4_000)));
+    assert_eq!(
+        (updated.created_at, updated.updated_at),
+        (at(2_000), at(4_000))
+    );
 
     // Stale, unknown and missing updates change nothing.
-    match store.update_profile(update.clone(), Revision::FIRST).await.unwrap_err() {
+    match store
+        .update_profile(update.clone(), Revision::FIRST)
+        .await
+        .unwrap_err()
+    {
         StoreError::Stale { sent, current } => {
             assert_eq!((sent, current), (Revision::FIRST, Revision::new(2)));
         }
@@ -108,7 +121,12 @@ pub(super) async fn profiles(store: &dyn Store) {
     let mut unknown = update.clone();
     unknown.candidates[0].0.id = "not-mine".into();
     assert_eq!(
-        field_codes(store.update_profile(unknown, Revision::new(2)).await.unwrap_err()),
+        field_codes(
+            store
+                .update_profile(unknown, Revision::new(2))
+                .await
+                .unwrap_err()
+        ),
         [("candidates[0].id".to_owned(), "not_found")]
     );
     assert_eq!(

@@ -10,7 +10,10 @@ pub(super) async fn providers(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(created.revision, Revision::FIRST);
-    assert_eq!((created.created_at, created.updated_at), (at(1_000), at(1_000)));
+    assert_eq!(
+        (created.created_at, created.updated_at),
+        (at(1_000), at(1_000))
+    );
     let other = store
         .create_provider(provider_write("p0", "beta"))
         .await
@@ -24,7 +27,11 @@ pub(super) async fn providers(store: &dyn Store) {
         .into_iter()
         .map(|p| p.name)
         .collect();
-    assert_eq!(names, ["Anthropic", "beta"], "listed by name regardless of case");
+    assert_eq!(
+        names,
+        ["Anthropic", "beta"],
+        "listed by name regardless of case"
+    );
 
     // Names are unique regardless of case; nothing is written.
     let taken = store
@@ -41,13 +48,20 @@ pub(super) async fn providers(store: &dyn Store) {
     let mut write = provider_write("p1", "Anthropic EU");
     write.base_url = "https://eu.example".to_owned();
     write.now = at(5_000);
-    let updated = store.update_provider(write.clone(), Revision::FIRST).await.unwrap();
+    let updated = store
+        .update_provider(write.clone(), Revision::FIRST)
+        .await
+        .unwrap();
     assert_eq!(
         (updated.revision, updated.updated_at, updated.created_at),
         (Revision::new(2), at(5_000), at(1_000))
     );
     assert_eq!(updated.base_url, "https://eu.example");
-    match store.update_provider(write.clone(), Revision::FIRST).await.unwrap_err() {
+    match store
+        .update_provider(write.clone(), Revision::FIRST)
+        .await
+        .unwrap_err()
+    {
         StoreError::Stale { sent, current } => {
             assert_eq!((sent, current), (Revision::FIRST, Revision::new(2)));
         }
@@ -56,7 +70,12 @@ pub(super) async fn providers(store: &dyn Store) {
     let mut renamed = write.clone();
     renamed.name = "Beta".to_owned();
     assert_eq!(
-        field_codes(store.update_provider(renamed, Revision::new(2)).await.unwrap_err()),
+        field_codes(
+            store
+                .update_provider(renamed, Revision::new(2))
+                .await
+                .unwrap_err()
+        ),
         [("name".to_owned(), "unique")]
     );
     assert_eq!(

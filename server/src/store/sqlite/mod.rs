@@ -210,7 +210,10 @@ mod tests {
         let reopened = SqliteStore::open(&url).await.unwrap();
         assert_eq!(reopened.schema_version().await.unwrap(), version);
         assert_eq!(
-            reopened.init_instance(Timestamp::from_millis(2_000)).await.unwrap(),
+            reopened
+                .init_instance(Timestamp::from_millis(2_000))
+                .await
+                .unwrap(),
             first,
             "the first time is kept"
         );

@@ -2,7 +2,9 @@
 
 use std::collections::HashSet;
 
-use api::{CandidateId, ErrorCode, FieldError, FieldPath, ProfileId, ProviderId, Revision, Timestamp};
+use api::{
+    CandidateId, ErrorCode, FieldError, FieldPath, ProfileId, ProviderId, Revision, Timestamp,
+};
 use async_trait::async_trait;
 use sqlx::{FromRow, SqliteConnection};
 
@@ -71,7 +73,10 @@ impl CandidateRow {
     }
 }
 
-fn profile_from_rows(row: ProfileRow, candidates: Vec<CandidateRow>) -> Result<Profile, StoreError> {
+fn profile_from_rows(
+    row: ProfileRow,
+    candidates: Vec<CandidateRow>,
+) -> Result<Profile, StoreError> {
     Ok(Profile {
         candidates: candidates
             .into_iter()
@@ -86,11 +91,14 @@ fn profile_from_rows(row: ProfileRow, candidates: Vec<CandidateRow>) -> Result<P
 }
 
 async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Profile, StoreError> {
-    let row: Option<ProfileRow> =
-        sqlx::query_as(concat!("SELECT ", profile_columns!(), " FROM profiles WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let row: Option<ProfileRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        profile_columns!(),
+        " FROM profiles WHERE id = ?"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
     let row = row.ok_or_else(|| TABLE.not_found(id))?;
     let candidates: Vec<CandidateRow> = sqlx::query_as(concat!(
         "SELECT ",
@@ -149,7 +157,10 @@ async fn check_references(
     }
 }
 
-async fn insert_candidates(conn: &mut SqliteConnection, write: &ProfileWrite) -> Result<(), StoreError> {
+async fn insert_candidates(
+    conn: &mut SqliteConnection,
+    write: &ProfileWrite,
+) -> Result<(), StoreError> {
     for (position, (candidate, _)) in write.candidates.iter().enumerate() {
         sqlx::query(
             "INSERT INTO candidates (id, profile_id, position, provider_id, model, enabled, max_tokens, escalation_json, policy_json) \
@@ -229,7 +240,11 @@ impl ProfileStore for SqliteStore {
         Ok(profile)
     }
 
-    async fn update_profile(&self, write: ProfileWrite, expected: Revision) -> Result<Profile, StoreError> {
+    async fn update_profile(
+        &self,
+        write: ProfileWrite,
+        expected: Revision,
+    ) -> Result<Profile, StoreError> {
         let mut tx = self.write().await?;
         let updated = sqlx::query(
             "UPDATE profiles SET name = ?, name_key = ?, revision = revision + 1, updated_at_ms = ? \
@@ -246,7 +261,9 @@ impl ProfileStore for SqliteStore {
             Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
             Err(error) => return Err(error.into()),
             Ok(result) if result.rows_affected() == 0 => {
-                return Err(TABLE.stale_or_missing(&mut tx, write.id.as_str(), expected).await);
+                return Err(TABLE
+                    .stale_or_missing(&mut tx, write.id.as_str(), expected)
+                    .await);
             }
             Ok(_) => {}
         }

@@ -47,11 +47,14 @@ impl ProviderRow {
 }
 
 async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Provider, StoreError> {
-    let row: Option<ProviderRow> =
-        sqlx::query_as(concat!("SELECT ", columns!(), " FROM providers WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let row: Option<ProviderRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM providers WHERE id = ?"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
     row.ok_or_else(|| TABLE.not_found(id))?.into_domain()
 }
 
@@ -125,7 +128,9 @@ impl ProviderStore for SqliteStore {
             Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
             Err(error) => return Err(error.into()),
             Ok(result) if result.rows_affected() == 0 => {
-                return Err(TABLE.stale_or_missing(&mut tx, write.id.as_str(), expected).await);
+                return Err(TABLE
+                    .stale_or_missing(&mut tx, write.id.as_str(), expected)
+                    .await);
             }
             Ok(_) => {}
         }
