@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use policy::{Class, Confidence, SemanticCode};
-use serde::de::{self, Deserializer};
+use serde::de::Deserializer;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use validator::Validate;
@@ -23,8 +23,8 @@ use crate::time::Timestamp;
 /// let evidence = Read::<api::EvidenceRequest>::from_json(&body)
 ///     .check(api::EvidenceRequest::check)
 ///     .unwrap();
-/// assert_eq!(evidence.status.map(|status| status.get()), Some(429));
-/// assert_eq!(evidence.headers.unwrap()["Retry-After"].as_str(), Some("20"));
+/// assert_eq!(evidence.status.and_then(|status| status.value().map(|s| s.get())), Some(429));
+/// assert_eq!(evidence.headers.unwrap()["Retry-After"].value().and_then(|v| v.as_str()), Some("20"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Validate)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -40,20 +40,21 @@ pub struct EvidenceRequest {
     /// The HTTP status, 100..=999.
     #[validate(range(min = 100, max = 999))]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::HttpStatusSchema>))]
-    pub status: Option<HttpStatus>,
+    pub status: Option<Sent<HttpStatus>>,
     /// The response headers; names are matched case-insensitively.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<BTreeMap<String, crate::openapi::HeaderValueSchema>>))]
-    pub headers: Option<BTreeMap<String, HeaderValue>>,
+    pub headers: Option<BTreeMap<String, Sent<HeaderValue>>>,
     /// The raw response body, or the data of an SSE `error` event.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::BodyTextSchema>))]
-    pub body: Option<BodyText>,
+    pub body: Option<Sent<BodyText>>,
     /// The stdout/stderr text of an agent CLI.
     pub output: Option<String>,
     /// How the connection failed: `connection_refused`, `connection_reset`,
     /// `timeout`, `dns`, `tls`, `closed_early`.
     pub transport: Option<String>,
     /// When the evidence was observed; now when left out.
-    pub observed_at: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Timestamp>))]
+    pub observed_at: Option<Sent<Timestamp>>,
 }
 
 impl crate::read::Request for EvidenceRequest {
@@ -67,7 +68,32 @@ impl EvidenceRequest {
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
         let mut request = self.clone();
         request.provider = request.provider.trim().to_owned();
-        let errors = crate::checks::field_errors(request.validate(), &policy::FieldPath::root());
+        let root = policy::FieldPath::root();
+        let mut errors = crate::checks::field_errors(self.validate(), &root);
+        let mut unreadable = |path: policy::FieldPath, refusal: Option<&'static str>| {
+            if let Some(message) = refusal {
+                errors.push(policy::FieldError::new(
+                    &path,
+                    policy::ErrorCode::Type,
+                    message,
+                ));
+            }
+        };
+        unreadable(
+            root.field("status"),
+            self.status.as_ref().and_then(Sent::refusal),
+        );
+        for (name, value) in self.headers.iter().flatten() {
+            unreadable(root.field("headers").field(name), value.refusal());
+        }
+        unreadable(
+            root.field("body"),
+            self.body.as_ref().and_then(Sent::refusal),
+        );
+        unreadable(
+            root.field("observed_at"),
+            self.observed_at.as_ref().and_then(Sent::refusal),
+        );
         if errors.is_empty() {
             Ok(request)
         } else {
@@ -76,7 +102,54 @@ impl EvidenceRequest {
     }
 }
 
-/// An HTTP status as sent: a number, or a number written as text (`"429"`).
+/// A lenient field's value as sent: read, or the reason it could not be.
+/// Reading never fails, so one unreadable field does not hide the others;
+/// [`EvidenceRequest::check`] reports the reasons at their fields.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Sent<T>(Result<T, &'static str>);
+
+impl<T> Sent<T> {
+    /// A value that was read.
+    pub fn new(value: T) -> Self {
+        Self(Ok(value))
+    }
+
+    /// The value, when it could be read.
+    pub fn value(&self) -> Option<&T> {
+        self.0.as_ref().ok()
+    }
+
+    /// Why it could not be read, if it could not.
+    pub fn refusal(&self) -> Option<&'static str> {
+        self.0.as_ref().err().copied()
+    }
+}
+
+/// How a lenient field reads from JSON and writes back.
+pub trait SentJson: Sized {
+    /// The value `json` holds, or why it holds none.
+    fn from_json(json: Value) -> Result<Self, &'static str>;
+    /// The value as JSON.
+    fn to_json(&self) -> Value;
+}
+
+impl<'de, T: SentJson> Deserialize<'de> for Sent<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Self(T::from_json(Value::deserialize(deserializer)?)))
+    }
+}
+
+impl<T: SentJson> Serialize for Sent<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Ok(value) => value.to_json().serialize(serializer),
+            Err(_) => serializer.serialize_none(),
+        }
+    }
+}
+
+/// An HTTP status: a number (however written: `429`, `429.0`), or digits
+/// written as text (`"429"`), perhaps with white space around them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HttpStatus(i64);
 
@@ -92,23 +165,10 @@ impl HttpStatus {
     }
 }
 
-impl Serialize for HttpStatus {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_i64(self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for HttpStatus {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let status = match Value::deserialize(deserializer)? {
-            // An integer, however written (`429`, `429.0`).
-            Value::Number(number) => number.as_i64().or_else(|| {
-                number
-                    .as_f64()
-                    .filter(|float| float.fract() == 0.0 && float.abs() < 1e15)
-                    .map(|float| float as i64)
-            }),
-            // Digits, perhaps with white space around them.
+impl SentJson for HttpStatus {
+    fn from_json(json: Value) -> Result<Self, &'static str> {
+        let status = match &json {
+            Value::Number(_) => policy::json_integer(&json).whole(),
             Value::String(text) => Some(text.trim())
                 .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|digits| digits.parse::<i64>().ok()),
@@ -116,22 +176,26 @@ impl<'de> Deserialize<'de> for HttpStatus {
         };
         status
             .map(Self)
-            .ok_or_else(|| de::Error::custom("must be an integer (an HTTP status)"))
+            .ok_or("must be an integer (an HTTP status)")
+    }
+
+    fn to_json(&self) -> Value {
+        Value::from(self.0)
     }
 }
 
-impl validator::ValidateRange<i64> for HttpStatus {
+impl validator::ValidateRange<i64> for Sent<HttpStatus> {
     fn greater_than(&self, max: i64) -> Option<bool> {
-        Some(self.0 > max)
+        self.value().map(|status| status.0 > max)
     }
 
     fn less_than(&self, min: i64) -> Option<bool> {
-        Some(self.0 < min)
+        self.value().map(|status| status.0 < min)
     }
 }
 
-/// A header value as sent: text, or a number, boolean or list of values
-/// (joined with `, `); `null` counts as absent.
+/// A header value: text, or a number, boolean or list of values (joined
+/// with `, `); `null` counts as absent.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HeaderValue(Option<String>);
 
@@ -147,32 +211,28 @@ impl HeaderValue {
     }
 }
 
-impl Serialize for HeaderValue {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for HeaderValue {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+impl SentJson for HeaderValue {
+    fn from_json(json: Value) -> Result<Self, &'static str> {
         let text = |value: &Value| match value {
             Value::String(text) => text.clone(),
             other => other.to_string(),
         };
-        match Value::deserialize(deserializer)? {
+        match json {
             Value::Null => Ok(Self(None)),
-            Value::Object(_) => Err(de::Error::custom(
-                "must be a string, number, boolean or list of them",
-            )),
+            Value::Object(_) => Err("must be a string, number, boolean or list of them"),
             Value::Array(items) => Ok(Self(Some(
                 items.iter().map(text).collect::<Vec<_>>().join(", "),
             ))),
             other => Ok(Self(Some(text(&other)))),
         }
     }
+
+    fn to_json(&self) -> Value {
+        self.0.clone().map_or(Value::Null, Value::String)
+    }
 }
 
-/// A body as sent: text, or JSON kept as its JSON text.
+/// A body: text, or JSON kept as its JSON text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BodyText(String);
 
@@ -188,21 +248,32 @@ impl BodyText {
     }
 }
 
-impl Serialize for BodyText {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+impl SentJson for BodyText {
+    fn from_json(json: Value) -> Result<Self, &'static str> {
+        match json {
+            Value::String(text) => Ok(Self(text)),
+            value @ (Value::Object(_) | Value::Array(_)) => Ok(Self(value.to_string())),
+            _ => Err("must be a string, or a JSON object or array"),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        Value::String(self.0.clone())
     }
 }
 
-impl<'de> Deserialize<'de> for BodyText {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self(text)),
-            value @ (Value::Object(_) | Value::Array(_)) => Ok(Self(value.to_string())),
-            _ => Err(de::Error::custom(
-                "must be a string, or a JSON object or array",
-            )),
+impl SentJson for Timestamp {
+    fn from_json(json: Value) -> Result<Self, &'static str> {
+        match json {
+            Value::String(text) => text
+                .parse()
+                .map_err(|_| "must be an RFC 3339 time such as 2026-11-30T02:00:20Z"),
+            _ => Err("must be an RFC 3339 time such as 2026-11-30T02:00:20Z"),
         }
+    }
+
+    fn to_json(&self) -> Value {
+        Value::String(self.to_string())
     }
 }
 
@@ -307,15 +378,20 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(evidence.provider, "openai");
-        assert_eq!(evidence.status, Some(HttpStatus::new(503)));
+        assert_eq!(evidence.status, Some(Sent::new(HttpStatus::new(503))));
         let headers = evidence.headers.unwrap();
-        assert_eq!(headers["Retry-After"].as_str(), Some("20"));
-        assert_eq!(headers["X-List"].as_str(), Some("a, b"));
-        assert_eq!(headers["X-Null"].as_str(), None);
-        assert_eq!(headers["X-Flag"].as_str(), Some("true"));
+        let header = |name: &str| headers[name].value().and_then(HeaderValue::as_str);
+        assert_eq!(header("Retry-After"), Some("20"));
+        assert_eq!(header("X-List"), Some("a, b"));
+        assert_eq!(header("X-Null"), None);
+        assert_eq!(header("X-Flag"), Some("true"));
         assert_eq!(
-            evidence.body.unwrap().as_str(),
-            r#"{"error":{"message":"x"}}"#
+            evidence
+                .body
+                .as_ref()
+                .and_then(Sent::value)
+                .map(BodyText::as_str),
+            Some(r#"{"error":{"message":"x"}}"#)
         );
     }
 
@@ -353,6 +429,18 @@ mod tests {
             pairs(&[("output", "type")])
         );
         assert_eq!(read(json!([1, 2])).unwrap_err(), pairs(&[("", "type")]));
+        // Every unreadable field at once, in field order, with the rest.
+        assert_eq!(
+            read(json!({"provider": "  ", "status": 4.5, "headers": {"a": {}}, "body": 1, "observed_at": "x"}))
+                .unwrap_err(),
+            pairs(&[
+                ("provider", "required"),
+                ("status", "type"),
+                ("headers.a", "type"),
+                ("body", "type"),
+                ("observed_at", "type"),
+            ])
+        );
     }
 
     #[test]

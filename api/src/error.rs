@@ -57,6 +57,12 @@ pub enum ApiError {
         /// What the parser said.
         message: String,
     },
+    /// 400: a form post that is not a form.
+    #[error("{message}")]
+    MalformedForm {
+        /// What the parser said.
+        message: String,
+    },
     /// 415: the body is not declared as JSON.
     #[error("{message}")]
     UnsupportedMediaType {
@@ -154,6 +160,20 @@ impl ApiError {
         }
     }
 
+    /// A form post that is not a form; `detail` says why.
+    pub fn unreadable_form(detail: impl std::fmt::Display) -> Self {
+        Self::MalformedForm {
+            message: format!("The form could not be read: {detail}"),
+        }
+    }
+
+    /// A form post not declared as a form.
+    pub fn form_media_type() -> Self {
+        Self::UnsupportedMediaType {
+            message: "A form must be sent as application/x-www-form-urlencoded.".to_owned(),
+        }
+    }
+
     /// A write that came from another site (cross-site request forgery).
     pub fn cross_site() -> Self {
         Self::Forbidden {
@@ -205,7 +225,7 @@ impl ApiError {
             Self::Invalid { .. } => 422,
             Self::NotFound { .. } | Self::NoSuchRoute { .. } => 404,
             Self::StaleRevision { .. } | Self::InUse { .. } => 409,
-            Self::MalformedJson { .. } => 400,
+            Self::MalformedJson { .. } | Self::MalformedForm { .. } => 400,
             Self::UnsupportedMediaType { .. } => 415,
             Self::PayloadTooLarge { .. } => 413,
             Self::Forbidden { .. } => 403,
@@ -230,6 +250,45 @@ impl From<Vec<FieldError>> for ApiError {
     }
 }
 
+/// The field errors only the store can find, with their sentences: any
+/// store driver gives these.
+pub mod refusals {
+    use policy::{ErrorCode, FieldError, FieldPath};
+
+    /// Another `entity` ("provider", "profile") already has this name.
+    pub fn name_taken(entity: &str) -> FieldError {
+        FieldError::new(
+            &FieldPath::root().field("name"),
+            ErrorCode::Unique,
+            format!("another {entity} already has this name"),
+        )
+    }
+
+    /// The candidate at `index` names a provider that does not exist.
+    pub fn no_such_provider(index: usize) -> FieldError {
+        FieldError::new(
+            &FieldPath::root()
+                .field("candidates")
+                .index(index)
+                .field("provider_id"),
+            ErrorCode::NotFound,
+            "names no provider",
+        )
+    }
+
+    /// The candidate at `index` sends an id that is not one of the profile's.
+    pub fn not_a_candidate_of_this_profile(index: usize) -> FieldError {
+        FieldError::new(
+            &FieldPath::root()
+                .field("candidates")
+                .index(index)
+                .field("id"),
+            ErrorCode::NotFound,
+            "is not a candidate of this profile: leave the id out to add a new candidate",
+        )
+    }
+}
+
 #[cfg(feature = "server-fn")]
 impl server_fn::error::FromServerFnError for ApiError {
     type Encoder = server_fn::codec::JsonEncoding;
@@ -237,10 +296,14 @@ impl server_fn::error::FromServerFnError for ApiError {
     fn from_server_fn_error(value: server_fn::error::ServerFnErrorErr) -> Self {
         use server_fn::error::ServerFnErrorErr;
         match value {
-            // The arguments did not arrive intact: the caller's fault, like a bad body.
-            ServerFnErrorErr::Args(detail) | ServerFnErrorErr::MissingArg(detail) => {
-                Self::malformed_json(detail)
-            }
+            // The arguments did not arrive intact: the caller's fault, like a bad
+            // body. (The server reports undecodable JSON arguments as
+            // `Deserialization`, the same variant a browser reports an
+            // undecodable answer with; the server's reading is the one with a
+            // status to give.)
+            ServerFnErrorErr::Args(detail)
+            | ServerFnErrorErr::MissingArg(detail)
+            | ServerFnErrorErr::Deserialization(detail) => Self::malformed_json(detail),
             // Failed on the server's side: its log has the details.
             ServerFnErrorErr::ServerError(_)
             | ServerFnErrorErr::MiddlewareError(_)
@@ -299,6 +362,7 @@ mod tests {
                 "in_use",
             ),
             (ApiError::malformed_json("eof"), 400, "malformed_json"),
+            (ApiError::unreadable_form("eof"), 400, "malformed_form"),
             (
                 ApiError::unsupported_media_type(),
                 415,

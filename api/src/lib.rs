@@ -39,9 +39,10 @@ pub mod read;
 mod time;
 
 pub use classify::{
-    BodyText, Classification, DroppedHint, EvidenceRequest, HeaderValue, HintDropReason, HttpStatus,
+    BodyText, Classification, DroppedHint, EvidenceRequest, HeaderValue, HintDropReason,
+    HttpStatus, Sent, SentJson,
 };
-pub use error::ApiError;
+pub use error::{ApiError, refusals};
 pub use ids::{
     AttemptId, CandidateId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision, RouteId,
     TaskId,

@@ -20,21 +20,12 @@ use utoipa::openapi::schema::Schema;
 
 use crate::providers::KeyEnvRules;
 
-/// A schema written by hand as JSON: utoipa knows it by name (so fields and
-/// bodies refer to it), and [`refine`] writes its JSON into the document.
-/// utoipa's own schema model cannot hold everything JSON Schema says
-/// (`propertyNames`, `not`, `null` types), hence JSON.
-macro_rules! json_schema {
-    ($(#[$doc:meta])* $name:ident, $title:literal, $json:expr_2021) => {
+/// A schema utoipa knows by name only (fields and bodies refer to it by
+/// name); [`refine`] writes what it is into the document.
+macro_rules! named_schema {
+    ($(#[$doc:meta])* $name:ident, $title:literal) => {
         $(#[$doc])*
         pub struct $name;
-
-        impl $name {
-            /// The schema, as JSON.
-            pub fn json() -> Value {
-                $json
-            }
-        }
 
         impl utoipa::PartialSchema for $name {
             fn schema() -> RefOr<Schema> {
@@ -45,6 +36,22 @@ macro_rules! json_schema {
         impl utoipa::ToSchema for $name {
             fn name() -> Cow<'static, str> {
                 Cow::Borrowed($title)
+            }
+        }
+    };
+}
+
+/// A schema written by hand as JSON: utoipa's own schema model cannot hold
+/// everything JSON Schema says (`propertyNames`, `not`, `null` types), so the
+/// JSON is written into the document by [`refine`].
+macro_rules! json_schema {
+    ($(#[$doc:meta])* $name:ident, $title:literal, $json:expr) => {
+        named_schema!($(#[$doc])* $name, $title);
+
+        impl $name {
+            /// The schema, as JSON.
+            pub fn json() -> Value {
+                $json
             }
         }
     };
@@ -144,8 +151,7 @@ json_schema!(
             "oneOf": [policy_document(),
                 {"type": "object", "not": {"required": ["version"]},
                  "propertyNames": {"enum": keys},
-                 "additionalProperties": {"type": "string", "enum": LegacyAction::ALL.map(LegacyAction::as_str)}},
-                {"type": "null"}]})
+                 "additionalProperties": {"type": "string", "enum": LegacyAction::ALL.map(LegacyAction::as_str)}}]})
     }
 );
 
@@ -184,33 +190,13 @@ json_schema!(
     json!({"oneOf": [{"type": "string"}, {"type": "object"}, {"type": "array"}]})
 );
 
-/// Names a schema that [`refine`] derives from another in the document.
-macro_rules! derived_schema {
-    ($(#[$doc:meta])* $name:ident, $title:literal) => {
-        $(#[$doc])*
-        pub struct $name;
-
-        impl utoipa::PartialSchema for $name {
-            fn schema() -> RefOr<Schema> {
-                RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
-            }
-        }
-
-        impl utoipa::ToSchema for $name {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed($title)
-            }
-        }
-    };
-}
-
-derived_schema!(
+named_schema!(
     /// A provider's new state: a `ProviderRequest` that carries its `revision`.
     ProviderUpdateSchema,
     "ProviderUpdate"
 );
 
-derived_schema!(
+named_schema!(
     /// A profile's new state: a `ProfileRequest` that carries its `revision`.
     ProfileUpdateSchema,
     "ProfileUpdate"
@@ -355,6 +341,108 @@ mod tests {
     use super::*;
     use crate::checks::WHITE_SPACE_CLASS;
 
+    /// The bounds a schema states are the bounds its checks use.
+    #[test]
+    fn schema_bounds_are_the_checks_bounds() {
+        use utoipa::PartialSchema;
+        let json = |schema: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>| {
+            serde_json::to_value(schema).unwrap()
+        };
+        let provider = json(crate::ProviderRequest::schema());
+        let profile = json(crate::ProfileRequest::schema());
+        let candidate = json(crate::CandidateRequest::schema());
+        let escalation = json(crate::EscalationRequest::schema());
+        let evidence = json(crate::EvidenceRequest::schema());
+        let id = json(crate::ProviderId::schema());
+        let table: [(&Value, &str, &str, u64); 14] = [
+            (
+                &provider["properties"]["name"],
+                "maxLength",
+                "name",
+                policy::NAME_MAX_CHARS as u64,
+            ),
+            (
+                &provider["properties"]["base_url"],
+                "maxLength",
+                "base_url",
+                crate::BASE_URL_MAX_CHARS as u64,
+            ),
+            (
+                &provider["properties"]["api_key_env"],
+                "maxLength",
+                "api_key_env",
+                crate::KEY_ENV_MAX_CHARS as u64,
+            ),
+            (
+                &profile["properties"]["name"],
+                "maxLength",
+                "profile name",
+                policy::NAME_MAX_CHARS as u64,
+            ),
+            (
+                &profile["properties"]["candidates"],
+                "minItems",
+                "candidates",
+                1,
+            ),
+            (
+                &candidate["properties"]["model"],
+                "maxLength",
+                "model",
+                policy::MODEL_MAX_CHARS as u64,
+            ),
+            (
+                &candidate["properties"]["max_tokens"],
+                "minimum",
+                "max_tokens",
+                policy::MAX_TOKENS_BOUNDS.min,
+            ),
+            (
+                &candidate["properties"]["max_tokens"],
+                "maximum",
+                "max_tokens",
+                policy::MAX_TOKENS_BOUNDS.max,
+            ),
+            (
+                &escalation["properties"]["max_escalations"],
+                "maximum",
+                "max_escalations",
+                policy::MAX_ESCALATIONS_BOUNDS.max,
+            ),
+            (
+                &escalation["properties"]["ceiling_tokens"],
+                "minimum",
+                "ceiling_tokens",
+                policy::CEILING_TOKENS_BOUNDS.min,
+            ),
+            (
+                &escalation["properties"]["ceiling_tokens"],
+                "maximum",
+                "ceiling_tokens",
+                policy::CEILING_TOKENS_BOUNDS.max,
+            ),
+            (
+                &evidence["properties"]["provider"],
+                "maxLength",
+                "provider",
+                100,
+            ),
+            (&id, "maxLength", "an id", crate::ID_MAX_CHARS as u64),
+            (&id, "minLength", "an id", 1),
+        ];
+        for (schema, bound, what, expected) in table {
+            assert_eq!(
+                schema[bound].as_u64(),
+                Some(expected),
+                "{what}: {bound} in {schema}"
+            );
+        }
+        assert_eq!(
+            escalation["properties"]["max_escalations"]["minimum"].as_u64(),
+            Some(policy::MAX_ESCALATIONS_BOUNDS.min)
+        );
+    }
+
     /// The document's patterns say exactly what the checks do: each row is a
     /// value, and every pattern and its check must agree on it.
     #[test]
@@ -394,6 +482,37 @@ mod tests {
             };
             assert_eq!(
                 base_url.is_match(url),
+                request.check(&KeyEnvRules::default()).is_ok(),
+                "{url:?}"
+            );
+        }
+
+        // IPv6 addresses: the pattern and the parser agree on a few thousand
+        // strings of hex digits and colons.
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet = ['0', '1', 'a', 'f', ':', ':', ':'];
+        for _ in 0..20_000 {
+            let length = 2 + (next() % 24) as usize;
+            let address: String = (0..length)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let url = format!("http://[{address}]");
+            let request = crate::ProviderRequest {
+                name: "n".into(),
+                kind: ProviderKind::OpenaiCompatible,
+                family: None,
+                base_url: Some(url.clone()),
+                api_key_env: None,
+                revision: None,
+            };
+            assert_eq!(
+                base_url.is_match(&url),
                 request.check(&KeyEnvRules::default()).is_ok(),
                 "{url:?}"
             );
@@ -461,7 +580,7 @@ mod tests {
             "4 29",
             "\u{2003}500",
         ] {
-            let parsed: Result<crate::HttpStatus, _> = serde_json::from_value(json!(text));
+            let parsed = <crate::HttpStatus as crate::SentJson>::from_json(json!(text));
             let accepted = parsed.is_ok_and(|status| (100..=999).contains(&status.get()));
             assert_eq!(status.is_match(text), accepted, "{text:?}");
         }

@@ -224,17 +224,16 @@ impl ProfileRequest {
             }
         }
         // Ids the client sends must be distinct.
+        let mut first_of: std::collections::HashMap<&CandidateId, usize> =
+            std::collections::HashMap::new();
         for (index, candidate) in request.candidates.iter().enumerate() {
             let Some(id) = &candidate.id else { continue };
-            let first = request
-                .candidates
-                .iter()
-                .position(|other| other.id.as_ref() == Some(id));
-            if first != Some(index) {
+            let first = *first_of.entry(id).or_insert(index);
+            if first != index {
                 errors.push(FieldError::new(
                     &candidates_path.index(index).field("id"),
                     ErrorCode::Unique,
-                    format!("repeats the id of candidate {}", first.unwrap_or(0) + 1),
+                    format!("repeats the id of candidate {}", first + 1),
                 ));
             }
         }

@@ -118,11 +118,6 @@ impl KeyEnvRules {
         Self { extra }
     }
 
-    /// The names allowed beyond `*_API_KEY`.
-    pub fn extra(&self) -> &[String] {
-        &self.extra
-    }
-
     /// Whether a provider may read its key from `name`.
     pub fn allows(&self, name: &str) -> bool {
         self.extra.iter().any(|allowed| allowed == name) || is_api_key_name(name)
@@ -256,9 +251,9 @@ fn key_env_error(name: &str, keys: &KeyEnvRules) -> Option<FieldError> {
     ))
 }
 
-/// `http(s)://host[:port][/path]`: a host name (letters, digits, `-` and `.`)
-/// or an IPv4 address (an IPv6 one needs a name); a port of up to five
-/// digits; a path without white space. No credentials, query or fragment: a key must never
+/// `http(s)://host[:port][/path]`: a host name (letters, digits, `-`, `_`
+/// and `.`), an IPv4 address or a bracketed IPv6 one (`[::1]`); a port of up
+/// to five digits; a path without white space. No credentials, query or fragment: a key must never
 /// hide in a URL. [`BASE_URL_PATTERN`] says the same for the API's document.
 fn check_base_url(url: &str) -> Result<(), ValidationError> {
     if url.is_empty() {
@@ -290,12 +285,29 @@ fn check_base_url(url: &str) -> Result<(), ValidationError> {
     if rest.chars().any(char::is_whitespace) {
         return Err(refusal(ErrorCode::Type, "must not contain spaces"));
     }
-    // `host` then `:port`.
-    let (host, port) = authority.split_at(authority.find(':').unwrap_or(authority.len()));
-    let host_ok = !host.is_empty()
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    // `host` then `:port`; an IPv6 address is bracketed because of its colons.
+    let split_at = if authority.starts_with('[') {
+        authority.find(']').map_or(authority.len(), |end| end + 1)
+    } else {
+        authority.find(':').unwrap_or(authority.len())
+    };
+    let (host, port) = authority.split_at(split_at);
+    let host_ok = match host
+        .strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+    {
+        // Written in hexadecimal groups (an embedded IPv4 form or a zone is not taken).
+        Some(address) => {
+            address.parse::<std::net::Ipv6Addr>().is_ok()
+                && address.bytes().all(|b| b.is_ascii_hexdigit() || b == b':')
+        }
+        None => {
+            !host.is_empty()
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+        }
+    };
     let port_ok = port.is_empty()
         || port.strip_prefix(':').is_some_and(|digits| {
             (1..=5).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
@@ -303,17 +315,31 @@ fn check_base_url(url: &str) -> Result<(), ValidationError> {
     if !host_ok || !port_ok {
         return Err(refusal(
             ErrorCode::Type,
-            "must name a host such as api.openai.com or 127.0.0.1:8000 (an IPv6 address needs a host name)",
+            "must name a host such as api.openai.com, 127.0.0.1:8000 or [::1]:8000",
         ));
     }
     Ok(())
 }
 
+/// An IPv6 address in hexadecimal groups, as `Ipv6Addr` reads one.
+#[cfg(feature = "openapi")]
+const IPV6: &str = concat!(
+    "(([0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}",
+    "|([0-9A-Fa-f]{1,4}:){1,7}:",
+    "|([0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}",
+    "|([0-9A-Fa-f]{1,4}:){1,5}(:[0-9A-Fa-f]{1,4}){1,2}",
+    "|([0-9A-Fa-f]{1,4}:){1,4}(:[0-9A-Fa-f]{1,4}){1,3}",
+    "|([0-9A-Fa-f]{1,4}:){1,3}(:[0-9A-Fa-f]{1,4}){1,4}",
+    "|([0-9A-Fa-f]{1,4}:){1,2}(:[0-9A-Fa-f]{1,4}){1,5}",
+    "|[0-9A-Fa-f]{1,4}:(:[0-9A-Fa-f]{1,4}){1,6}",
+    "|:((:[0-9A-Fa-f]{1,4}){1,7}|:))"
+);
+
 /// [`check_base_url`]'s rule as a regular expression, for the API's document
 /// (`{white}` is the white-space class).
 #[cfg(feature = "openapi")]
 pub(crate) fn base_url_pattern(white: &str) -> String {
-    format!("^https?://[A-Za-z0-9.-]+(:[0-9]{{1,5}})?(/[^{white}?#]*)?$")
+    format!(r"^https?://([A-Za-z0-9._-]+|\[{IPV6}\])(:[0-9]{{1,5}})?(/[^{white}?#]*)?$")
 }
 
 /// A provider as the API answers it: the key's variable name and whether it
@@ -399,6 +425,14 @@ mod tests {
         );
         assert_eq!(
             errors_of(
+                json!({"name": "x", "kind": "grpc", "base_url": "ftp://x"}),
+                &none
+            ),
+            pairs(&[("kind", "enum"), ("base_url", "type")]),
+            "an unreadable kind hides only what the kind would require"
+        );
+        assert_eq!(
+            errors_of(
                 json!({"name": "x", "kind": "grpc", "family": "acme", "api_key": "sk-1"}),
                 &none
             ),
@@ -477,11 +511,14 @@ mod tests {
             ("https://api.openai.com/?key=1", false),
             ("https://api openai.com", false),
             ("http://[", false),
-            ("http://[::1]:8000/v1", false),
+            ("http://[::1]:8000/v1", true),
+            ("http://[::ffff:1.2.3.4]", false),
+            ("http://[4d183:aB4e20:0d3]", false),
+            ("http://ollama_local:11434", true),
             ("http://[::1", false),
             ("http://host:port", false),
             ("http://host:123456", false),
-            ("http://a_b.example", false),
+            ("http://a b.example", false),
             ("http://:80", false),
             ("https://user@host", false),
             ("http://example.com/a@b/c", true),

@@ -13,6 +13,10 @@
 //! The conventions a request type follows for this (all of `api`'s do):
 //! a field that may be left out is an `Option`; there is no `#[serde(default)]`
 //! (every other field is required), no `flatten`, and enums are unit enums.
+//! A type whose own `Deserialize` refuses a value would end reading there (its
+//! reason is recorded, later fields are not read); so a field whose type
+//! judges its value itself reads leniently instead ([`crate::Sent`]) and is
+//! checked afterwards.
 //!
 //! ```
 //! use api::read::Read;
@@ -32,7 +36,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 
-use policy::{ErrorCode, FieldError, FieldPath, describe_json};
+use policy::{ErrorCode, FieldError, FieldPath, JsonInteger, describe_json, json_integer};
 use serde::Deserializer;
 use serde::de::value::StrDeserializer;
 use serde::de::{
@@ -130,9 +134,10 @@ pub trait Request {
     /// Whether a field the type does not define is an error (the default) or ignored.
     const UNKNOWN_FIELDS: UnknownFields = UnknownFields::Refuse;
 
-    /// The fields whose check depends on the value of another: an error at
+    /// The fields that another field makes required: a `required` error at
     /// `field` is not reported while a field it depends on could not be
-    /// read (a provider's `base_url` is required or not by its `kind`).
+    /// read (a provider's `base_url` is required or not by its `kind`);
+    /// its other errors are.
     fn depends_on(field: &str) -> &'static [&'static str] {
         let _ = field;
         &[]
@@ -158,10 +163,11 @@ impl<T: Request> Read<T> {
         let mut errors = self.errors.clone();
         if let Err(found) = checked {
             errors.extend(found.into_iter().filter(|error| {
-                !unread(&error.field)
-                    && !T::depends_on(&error.field)
+                let required_by_an_unread_field = error.code == ErrorCode::Required
+                    && T::depends_on(&error.field)
                         .iter()
-                        .any(|other| unread(other))
+                        .any(|other| unread(other));
+                !unread(&error.field) && !required_by_an_unread_field
             }));
         }
         Err(self.in_field_order(errors))
@@ -322,39 +328,19 @@ impl<'c, 'de> Reader<'c, 'de> {
             self.refuse("an integer");
             return 0;
         };
-        let Value::Number(number) = value else {
-            self.refuse("an integer");
-            return 0;
-        };
-        let integer = number
-            .as_u64()
-            .map(i128::from)
-            .or_else(|| number.as_i64().map(i128::from));
-        match integer {
-            Some(integer) if (min..=max).contains(&integer) => integer,
-            Some(_) => {
+        match json_integer(value) {
+            JsonInteger::Integer(integer) if (min..=max).contains(&integer) => integer,
+            JsonInteger::Integer(_) | JsonInteger::OutOfRange => {
                 self.record(ErrorCode::Range, "is out of range");
                 0
             }
-            None => {
-                // A decimal point or an exponent (`2.0`, `1e2`): an integer when it has
-                // no fractional part, as JSON Schema says; beyond 64 bits, out of range.
-                let float = number.as_f64().unwrap_or(f64::NAN);
-                if float.fract() != 0.0 {
-                    self.record(ErrorCode::Type, "must be an integer, not a fraction");
-                    0
-                } else if float.abs() < 9_007_199_254_740_992.0 {
-                    let whole = float as i128;
-                    if (min..=max).contains(&whole) {
-                        whole
-                    } else {
-                        self.record(ErrorCode::Range, "is out of range");
-                        0
-                    }
-                } else {
-                    self.record(ErrorCode::Range, "is out of range");
-                    0
-                }
+            JsonInteger::Fraction => {
+                self.record(ErrorCode::Type, "must be an integer, not a fraction");
+                0
+            }
+            JsonInteger::NotANumber => {
+                self.refuse("an integer");
+                0
             }
         }
     }

@@ -42,15 +42,3 @@ pub type SharedBackend = Arc<dyn Backend>;
 pub fn backend() -> Result<SharedBackend, ApiError> {
     use_context::<SharedBackend>().ok_or_else(ApiError::internal)
 }
-
-/// Answer a server function's error with its HTTP status ([`ApiError::status`],
-/// the same as the JSON API's), so logs and proxies see a refusal as what it
-/// is. The browser decodes the error either way.
-pub fn with_status<T>(result: Result<T, ApiError>) -> Result<T, ApiError> {
-    if let (Err(error), Some(response)) = (&result, use_context::<leptos_axum::ResponseOptions>()) {
-        let status = http::StatusCode::from_u16(error.status())
-            .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-        response.set_status(status);
-    }
-    result
-}

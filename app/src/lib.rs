@@ -10,6 +10,7 @@ pub mod backend;
 pub mod components;
 pub mod editor;
 pub mod layout;
+pub mod page_status;
 pub mod pages;
 pub mod providers;
 pub mod server_fns;

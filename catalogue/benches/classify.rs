@@ -3,25 +3,12 @@
 //! `CARGO_TARGET_DIR=/tmp/catalogue-target cargo bench -p catalogue --bench classify`;
 //! criterion reports the throughput in elements (classifications) per second.
 
-use std::path::Path;
-
 use criterion::{Criterion, Throughput, black_box, criterion_main};
 
-/// The evidence of every fixture, already parsed.
-fn fixture_evidence() -> Vec<(catalogue::Evidence, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/providers");
-    let mut all = Vec::new();
-    for family in std::fs::read_dir(root).unwrap() {
-        for file in std::fs::read_dir(family.unwrap().path()).unwrap() {
-            let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
-            let fixture: serde_json::Value = serde_json::from_str(&text).unwrap();
-            let line = fixture["evidence"].to_string();
-            let evidence = catalogue::Evidence::from_json_value(&fixture["evidence"]).unwrap();
-            all.push((evidence, line));
-        }
-    }
-    all
-}
+#[path = "support/fixture_set.rs"]
+mod fixture_set;
+
+use fixture_set::{NOW_MS, fixture_evidence};
 
 fn classify(criterion: &mut Criterion) {
     let fixtures = fixture_evidence();
@@ -31,7 +18,7 @@ fn classify(criterion: &mut Criterion) {
     group.bench_function("classify_fixture_set", |bencher| {
         bencher.iter(|| {
             for (evidence, _) in &fixtures {
-                black_box(catalogue.classify(black_box(evidence), 1_796_004_000_000));
+                black_box(catalogue.classify(black_box(evidence), NOW_MS));
             }
         })
     });
@@ -39,7 +26,7 @@ fn classify(criterion: &mut Criterion) {
         bencher.iter(|| {
             for (_, line) in &fixtures {
                 let evidence = catalogue::Evidence::from_json_line(black_box(line)).unwrap();
-                black_box(catalogue.classify(&evidence, 1_796_004_000_000));
+                black_box(catalogue.classify(&evidence, NOW_MS));
             }
         })
     });

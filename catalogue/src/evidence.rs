@@ -1,6 +1,10 @@
 //! The evidence a failed attempt leaves behind (SPEC 2.1), read leniently from JSON.
 
+use api::{HeaderValue, HttpStatus, SentJson, Timestamp};
 use serde_json::{Map, Value};
+
+/// The longest provider name evidence may give, in characters (as the API's).
+const MAX_PROVIDER_CHARS: usize = 100;
 
 /// What a failed attempt left behind: the input of the catalogue (SPEC 2.1).
 ///
@@ -259,6 +263,12 @@ impl Evidence {
     /// whichever way the object came.
     fn from_object(mut object: Map<String, Value>) -> Result<Self, EvidenceError> {
         let provider = match object.get("provider") {
+            Some(Value::String(name)) if name.chars().count() > MAX_PROVIDER_CHARS => {
+                return Err(EvidenceError::WrongType {
+                    field: "provider",
+                    expected: "at most 100 characters",
+                });
+            }
             Some(Value::String(name)) if !name.trim().is_empty() => name.trim().to_owned(),
             Some(Value::String(_)) | Some(Value::Null) | None => {
                 return Err(EvidenceError::MissingProvider);
@@ -288,23 +298,53 @@ impl Evidence {
     }
 }
 
-fn read_status(object: &Map<String, Value>) -> Result<Option<u16>, EvidenceError> {
-    let number = match object.get("status") {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Number(number)) => number.as_u64(),
-        Some(Value::String(text)) => text.trim().parse::<u64>().ok(),
-        Some(_) => None,
-    };
-    let Some(number) = number else {
-        return Err(EvidenceError::WrongType {
-            field: "status",
-            expected: "an integer",
-        });
-    };
-    if !(100..=999).contains(&number) {
-        return Err(EvidenceError::StatusOutOfRange);
+impl From<&api::EvidenceRequest> for Evidence {
+    /// The evidence a checked `POST /api/classify` body gives (its unreadable
+    /// fields were refused by the check).
+    fn from(request: &api::EvidenceRequest) -> Self {
+        let mut evidence = Self::new(&request.provider);
+        evidence.status = request
+            .status
+            .as_ref()
+            .and_then(api::Sent::value)
+            .and_then(|status| u16::try_from(status.get()).ok());
+        for (name, value) in request.headers.iter().flatten() {
+            if let Some(text) = value.value().and_then(HeaderValue::as_str) {
+                evidence.headers.insert(name, text);
+            }
+        }
+        evidence.body = request
+            .body
+            .as_ref()
+            .and_then(api::Sent::value)
+            .map(|body| body.as_str().to_owned());
+        evidence.output.clone_from(&request.output);
+        evidence.transport = request.transport.as_deref().map(Transport::from_name);
+        evidence.observed_at_ms = request
+            .observed_at
+            .as_ref()
+            .and_then(api::Sent::value)
+            .map(|at| at.as_millis());
+        evidence
     }
-    Ok(u16::try_from(number).ok())
+}
+
+/// The field readers below are the API's (`api::SentJson`), so a line of
+/// `switchback classify` and a `POST /api/classify` body read alike.
+fn read_status(object: &Map<String, Value>) -> Result<Option<u16>, EvidenceError> {
+    let status = match object.get("status") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => {
+            HttpStatus::from_json(value.clone()).map_err(|_| EvidenceError::WrongType {
+                field: "status",
+                expected: "an integer",
+            })?
+        }
+    };
+    match u16::try_from(status.get()) {
+        Ok(status) if (100..=999).contains(&status) => Ok(Some(status)),
+        _ => Err(EvidenceError::StatusOutOfRange),
+    }
 }
 
 fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
@@ -313,27 +353,14 @@ fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
         None | Some(Value::Null) => {}
         Some(Value::Object(entries)) => {
             for (name, value) in entries {
-                match value {
-                    Value::Null => {}
-                    Value::String(text) => headers.insert(name, text),
-                    Value::Number(number) => headers.insert(name, &number.to_string()),
-                    Value::Bool(flag) => headers.insert(name, &flag.to_string()),
-                    Value::Array(items) => {
-                        let joined: Vec<String> = items
-                            .iter()
-                            .map(|item| match item {
-                                Value::String(text) => text.clone(),
-                                other => other.to_string(),
-                            })
-                            .collect();
-                        headers.insert(name, &joined.join(", "));
+                let value = HeaderValue::from_json(value.clone()).map_err(|_| {
+                    EvidenceError::WrongType {
+                        field: "headers",
+                        expected: "an object of strings",
                     }
-                    Value::Object(_) => {
-                        return Err(EvidenceError::WrongType {
-                            field: "headers",
-                            expected: "an object of strings",
-                        });
-                    }
+                })?;
+                if let Some(text) = value.as_str() {
+                    headers.insert(name, text);
                 }
             }
         }
@@ -370,9 +397,10 @@ fn take_text(
 fn read_observed_at(object: &Map<String, Value>) -> Result<Option<i64>, EvidenceError> {
     match object.get("observed_at") {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => crate::time::parse_rfc3339_ms(text)
-            .map(Some)
-            .ok_or_else(|| EvidenceError::ObservedAt(text.clone())),
+        Some(Value::String(text)) => text
+            .parse::<Timestamp>()
+            .map(|at| Some(at.as_millis()))
+            .map_err(|_| EvidenceError::ObservedAt(text.clone())),
         Some(_) => Err(EvidenceError::WrongType {
             field: "observed_at",
             expected: "an RFC 3339 string",

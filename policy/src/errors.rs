@@ -114,6 +114,67 @@ impl FieldError {
     }
 }
 
+/// A JSON value read as an integer, as JSON Schema has integers: a number
+/// without a fractional part, however it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonInteger {
+    /// An integer: `2`, `-7`, and also `2.0` and `1e2`.
+    Integer(i128),
+    /// A whole number beyond what 64 bits hold.
+    OutOfRange,
+    /// A number with a fractional part, such as `1.5`.
+    Fraction,
+    /// Not a number at all.
+    NotANumber,
+}
+
+impl JsonInteger {
+    /// The integer, when it is one that an `i64` holds.
+    ///
+    /// ```
+    /// use policy::json_integer;
+    /// assert_eq!(json_integer(&serde_json::json!(429.0)).whole(), Some(429));
+    /// assert_eq!(json_integer(&serde_json::json!("429")).whole(), None);
+    /// ```
+    pub fn whole(self) -> Option<i64> {
+        match self {
+            Self::Integer(integer) => i64::try_from(integer).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// `value` as an integer; the one reading of integers every reader shares.
+///
+/// ```
+/// use policy::{JsonInteger, json_integer};
+/// use serde_json::json;
+/// assert_eq!(json_integer(&json!(1e2)), JsonInteger::Integer(100));
+/// assert_eq!(json_integer(&json!(-3)), JsonInteger::Integer(-3));
+/// assert_eq!(json_integer(&json!(2.5)), JsonInteger::Fraction);
+/// assert_eq!(json_integer(&json!(1e30)), JsonInteger::OutOfRange);
+/// assert_eq!(json_integer(&json!(true)), JsonInteger::NotANumber);
+/// ```
+pub fn json_integer(value: &serde_json::Value) -> JsonInteger {
+    let serde_json::Value::Number(number) = value else {
+        return JsonInteger::NotANumber;
+    };
+    if let Some(unsigned) = number.as_u64() {
+        return JsonInteger::Integer(i128::from(unsigned));
+    }
+    if let Some(signed) = number.as_i64() {
+        return JsonInteger::Integer(i128::from(signed));
+    }
+    // Written with a decimal point or an exponent, or beyond 64 bits (serde_json
+    // keeps those as floats).
+    match number.as_f64() {
+        Some(float) if float.fract() != 0.0 => JsonInteger::Fraction,
+        // Exact below 2^53; larger whole floats are beyond every bound anyway.
+        Some(float) if float.abs() < 9_007_199_254_740_992.0 => JsonInteger::Integer(float as i128),
+        _ => JsonInteger::OutOfRange,
+    }
+}
+
 /// A short description of a value's JSON type for messages: "a string", "null", ...
 ///
 /// ```

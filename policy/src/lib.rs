@@ -49,7 +49,7 @@ pub use document::{
     Bounds, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted,
     POLICY_VERSION, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings, SectionClass,
 };
-pub use errors::{ErrorCode, FieldError, describe_json};
+pub use errors::{ErrorCode, FieldError, JsonInteger, describe_json, json_integer};
 pub use escalation::{
     CEILING_TOKENS_BOUNDS, ESCALATION_FACTOR, EscalationSettings, MAX_ESCALATIONS_BOUNDS,
     normalize_escalation,

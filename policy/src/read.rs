@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::document::Bounds;
-use crate::errors::{ErrorCode, FieldError};
+use crate::errors::{ErrorCode, FieldError, JsonInteger, json_integer};
 use crate::path::FieldPath;
 
 /// The object at `path`, after reporting each field not in `known` as `unknown_field`.
@@ -85,31 +85,20 @@ pub(crate) enum IntegerKind {
     NotInteger(String),
 }
 
-/// Sorts a JSON value into an [`IntegerKind`]. An integer is a JSON number without
-/// a fractional part, as JSON Schema says: `2`, `2.0` and `1e2` are integers, `2.5`
-/// and `"2"` are not.
+/// Sorts a JSON value into an [`IntegerKind`], by [`json_integer`]: `2`, `2.0`
+/// and `1e2` are integers, `2.5` and `"2"` are not.
 pub(crate) fn integer_kind(value: &Value) -> IntegerKind {
-    let Value::Number(number) = value else {
-        return IntegerKind::NotInteger(format!("must be an integer, not {}", describe(value)));
-    };
-    if let Some(unsigned) = number.as_u64() {
-        return IntegerKind::Unsigned(unsigned);
-    }
-    if number.as_i64().is_some() {
-        return IntegerKind::OutOfRange;
-    }
-    // Written with a decimal point or an exponent, or beyond 64 bits (serde_json keeps
-    // those as floats too).
-    match number.as_f64() {
-        Some(float) if float.fract() != 0.0 => {
+    match json_integer(value) {
+        JsonInteger::Integer(integer) => {
+            u64::try_from(integer).map_or(IntegerKind::OutOfRange, IntegerKind::Unsigned)
+        }
+        JsonInteger::OutOfRange => IntegerKind::OutOfRange,
+        JsonInteger::Fraction => {
             IntegerKind::NotInteger("must be an integer, not a fraction".to_owned())
         }
-        // Exactly representable below 2^53, so the cast is exact there; larger whole
-        // floats are beyond every bound anyway.
-        Some(float) if (0.0..9_007_199_254_740_992.0).contains(&float) => {
-            IntegerKind::Unsigned(float as u64)
+        JsonInteger::NotANumber => {
+            IntegerKind::NotInteger(format!("must be an integer, not {}", describe(value)))
         }
-        _ => IntegerKind::OutOfRange,
     }
 }
 

@@ -59,7 +59,7 @@ impl AppError {
 }
 
 /// `error: cause: cause's cause`.
-fn chain(error: &(dyn StdError + 'static)) -> String {
+pub(crate) fn chain(error: &(dyn StdError + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -114,12 +114,8 @@ impl From<FormRejection> for AppError {
     fn from(rejection: FormRejection) -> Self {
         Self::Refused(match rejection.status() {
             StatusCode::PAYLOAD_TOO_LARGE => ApiError::payload_too_large(MAX_BODY_BYTES),
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType {
-                message: "A form must be sent as application/x-www-form-urlencoded.".to_owned(),
-            },
-            _ => ApiError::MalformedJson {
-                message: format!("The form could not be read: {}", rejection.body_text()),
-            },
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::form_media_type(),
+            _ => ApiError::unreadable_form(rejection.body_text()),
         })
     }
 }

@@ -149,32 +149,38 @@ fn insert_number(map: &mut Map<String, Value>, name: &str, text: &str) {
     map.insert(name.to_owned(), value);
 }
 
-/// A number field of the request, read from its text; what does not parse
-/// is recorded at `path` and reads as 0 (the record is what is reported).
+/// A number field of the request, read from its text as the API reads a
+/// JSON number ([`policy::json_integer`]); what does not read is recorded at
+/// `path` and stands as 0 (the record is what is reported).
 fn whole_number(text: &str, path: &FieldPath, errors: &mut Vec<FieldError>) -> i64 {
     let text = text.trim();
     if text.is_empty() {
         errors.push(FieldError::new(path, ErrorCode::Required, "is required"));
         return 0;
     }
-    match text.parse::<i64>() {
-        Ok(number) => number,
-        Err(_)
-            if !text.is_empty()
-                && text
-                    .trim_start_matches('-')
-                    .chars()
-                    .all(|c| c.is_ascii_digit()) =>
-        {
+    let json = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+    match policy::json_integer(&json) {
+        policy::JsonInteger::Integer(integer) => match i64::try_from(integer) {
+            Ok(number) => number,
+            Err(_) => {
+                errors.push(FieldError::new(path, ErrorCode::Range, "is out of range"));
+                0
+            }
+        },
+        policy::JsonInteger::OutOfRange => {
             errors.push(FieldError::new(path, ErrorCode::Range, "is out of range"));
             0
         }
-        Err(_) => {
+        policy::JsonInteger::Fraction => {
             errors.push(FieldError::new(
                 path,
                 ErrorCode::Type,
-                "must be a whole number, written without a decimal point",
+                "must be an integer, not a fraction",
             ));
+            0
+        }
+        policy::JsonInteger::NotANumber => {
+            errors.push(FieldError::new(path, ErrorCode::Type, "must be an integer"));
             0
         }
     }

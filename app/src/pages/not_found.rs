@@ -4,10 +4,7 @@ use leptos_meta::Title;
 /// Shown for any path the router does not know; the server answers 404.
 #[component]
 pub fn NotFoundPage() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
-        response.set_status(http::StatusCode::NOT_FOUND);
-    }
+    crate::page_status::set_page_status(404);
     view! {
         <Title text="Not found" />
         <h1>"Page not found"</h1>

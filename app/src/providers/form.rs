@@ -81,10 +81,32 @@ impl ProviderForm {
         checked.err().unwrap_or_default()
     }
 
-    /// The form a plain HTML post describes. A kind or family the form does
-    /// not offer leaves the field as it starts.
-    pub fn from_pairs(pairs: &[(String, String)]) -> Self {
+    /// Forgets what a refusal says may be a secret, so a page never shows it
+    /// again: a refused key variable (a key pasted into the wrong field), and
+    /// a refused base URL that carries credentials, a query or a fragment.
+    pub fn forget_refused_secrets(&mut self, errors: &[FieldError]) {
+        let refused = |field: &str| errors.iter().any(|error| error.field == field);
+        if refused("api_key_env") {
+            self.api_key_env.clear();
+        }
+        if refused("base_url") && self.base_url.contains(['@', '?', '#']) {
+            self.base_url.clear();
+        }
+    }
+
+    /// The form a plain HTML post describes, and the errors of the choices
+    /// it does not offer (a kind or family that is not one), which
+    /// [`ProviderForm::to_request_with`] reports with the rest.
+    pub fn from_pairs(pairs: &[(String, String)]) -> (Self, Vec<FieldError>) {
         let mut form = Self::new_provider();
+        let mut unread = Vec::new();
+        let not_one_of = |field: &str, names: &[&str]| {
+            FieldError::new(
+                &api::FieldPath::root().field(field),
+                api::ErrorCode::Enum,
+                format!("must be one of {}", names.join(", ")),
+            )
+        };
         for (name, value) in pairs {
             match name.as_str() {
                 "id" => {
@@ -94,25 +116,38 @@ impl ProviderForm {
                 }
                 "revision" => form.revision = value.trim().parse().ok().map(Revision::new),
                 "name" => form.name.clone_from(value),
-                "kind" => {
-                    if let Some(kind) = ProviderKind::ALL
-                        .into_iter()
-                        .find(|kind| kind.as_str() == value)
-                    {
-                        form.kind = kind;
-                    }
-                }
-                "family" => {
-                    form.family = ProviderFamily::ALL
-                        .into_iter()
-                        .find(|family| family.as_str() == value);
-                }
+                "kind" => match ProviderKind::ALL
+                    .into_iter()
+                    .find(|kind| kind.as_str() == value)
+                {
+                    Some(kind) => form.kind = kind,
+                    None => unread.push(not_one_of(
+                        "kind",
+                        &ProviderKind::ALL.map(ProviderKind::as_str),
+                    )),
+                },
+                "family" if value.is_empty() => form.family = None,
+                "family" => match ProviderFamily::ALL
+                    .into_iter()
+                    .find(|family| family.as_str() == value)
+                {
+                    Some(family) => form.family = Some(family),
+                    None => unread.push(not_one_of(
+                        "family",
+                        &ProviderFamily::ALL.map(ProviderFamily::as_str),
+                    )),
+                },
                 "base_url" => form.base_url.clone_from(value),
                 "api_key_env" => form.api_key_env.clone_from(value),
                 _ => {}
             }
         }
-        form
+        (form, unread)
+    }
+
+    /// [`ProviderForm::to_request`], with errors the form found on its own.
+    pub fn to_request_with(&self, errors: Vec<FieldError>) -> Read<ProviderRequest> {
+        Read::built(&self.request(), errors)
     }
 }
 
@@ -157,6 +192,27 @@ mod tests {
     }
 
     #[test]
+    fn a_choice_the_form_does_not_offer_is_an_error() {
+        let pairs = [("name", "N"), ("kind", "grpc"), ("family", "acme")]
+            .map(|(a, b)| (a.to_owned(), b.to_owned()));
+        let (form, unread) = ProviderForm::from_pairs(&pairs);
+        let fields: Vec<(String, api::ErrorCode)> = form
+            .to_request_with(unread)
+            .check(|request| request.check(&KeyEnvRules::default()))
+            .unwrap_err()
+            .into_iter()
+            .map(|error| (error.field, error.code))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                ("kind".to_owned(), api::ErrorCode::Enum),
+                ("family".to_owned(), api::ErrorCode::Enum),
+            ]
+        );
+    }
+
+    #[test]
     fn a_plain_post_reads_back() {
         let pairs: Vec<(String, String)> = [
             ("id", "p1"),
@@ -170,7 +226,8 @@ mod tests {
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
-        let form = ProviderForm::from_pairs(&pairs);
+        let (form, unread) = ProviderForm::from_pairs(&pairs);
+        assert_eq!(unread, vec![]);
         assert_eq!(
             (
                 form.id.as_ref().map(ProviderId::as_str),

@@ -4,14 +4,9 @@ use leptos::prelude::*;
 /// Every profile and every provider (to name each candidate's provider).
 #[server(prefix = "/fn", endpoint = "list_profiles")]
 pub async fn list_profiles() -> Result<(Vec<ProfileView>, Vec<ProviderView>), ApiError> {
-    crate::backend::with_status(
-        async move {
-            let backend = crate::backend::backend()?;
-            Ok((
-                backend.list_profiles().await?,
-                backend.list_providers().await?,
-            ))
-        }
-        .await,
-    )
+    let backend = crate::backend::backend()?;
+    Ok((
+        backend.list_profiles().await?,
+        backend.list_providers().await?,
+    ))
 }

@@ -14,14 +14,9 @@ pub struct ProvidersData {
 /// Every provider, and which key variables the server allows.
 #[server(prefix = "/fn", endpoint = "list_providers")]
 pub async fn list_providers() -> Result<ProvidersData, ApiError> {
-    crate::backend::with_status(
-        async move {
-            let backend = crate::backend::backend()?;
-            Ok(ProvidersData {
-                providers: backend.list_providers().await?,
-                key_envs: backend.key_env_rules(),
-            })
-        }
-        .await,
-    )
+    let backend = crate::backend::backend()?;
+    Ok(ProvidersData {
+        providers: backend.list_providers().await?,
+        key_envs: backend.key_env_rules(),
+    })
 }

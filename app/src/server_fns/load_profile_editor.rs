@@ -7,21 +7,16 @@ use crate::editor::EditorData;
 /// providers to choose from.
 #[server(prefix = "/fn", endpoint = "load_profile_editor")]
 pub async fn load_profile_editor(id: Option<ProfileId>) -> Result<EditorData, ApiError> {
-    crate::backend::with_status(
-        async move {
-            let backend = crate::backend::backend()?;
-            let providers = backend.list_providers().await?;
-            let form = match id {
-                Some(id) => crate::editor::ProfileForm::from_view(&backend.get_profile(&id).await?),
-                None => crate::editor::ProfileForm::new_draft(&providers),
-            };
-            Ok(EditorData {
-                form,
-                providers,
-                errors: Vec::new(),
-                notice: None,
-            })
-        }
-        .await,
-    )
+    let backend = crate::backend::backend()?;
+    let providers = backend.list_providers().await?;
+    let form = match id {
+        Some(id) => crate::editor::ProfileForm::from_view(&backend.get_profile(&id).await?),
+        None => crate::editor::ProfileForm::new_draft(&providers),
+    };
+    Ok(EditorData {
+        form,
+        providers,
+        errors: Vec::new(),
+        notice: None,
+    })
 }

@@ -9,7 +9,5 @@ pub async fn save_profile(
     id: Option<ProfileId>,
     request: ProfileRequest,
 ) -> Result<ProfileView, ApiError> {
-    crate::backend::with_status(
-        async move { crate::backend::backend()?.save_profile(id, request).await }.await,
-    )
+    crate::backend::backend()?.save_profile(id, request).await
 }

@@ -9,7 +9,5 @@ pub async fn save_provider(
     id: Option<ProviderId>,
     request: ProviderRequest,
 ) -> Result<ProviderView, ApiError> {
-    crate::backend::with_status(
-        async move { crate::backend::backend()?.save_provider(id, request).await }.await,
-    )
+    crate::backend::backend()?.save_provider(id, request).await
 }

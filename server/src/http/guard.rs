@@ -63,7 +63,7 @@ impl HostGuard {
             return Some(ApiError::foreign_host(host));
         }
         let reads_only = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-        if !reads_only && is_cross_site(headers, host) {
+        if !reads_only && self.is_cross_site(headers, host) {
             return Some(ApiError::cross_site());
         }
         None
@@ -77,6 +77,37 @@ impl HostGuard {
         }
         name.parse::<IpAddr>().is_ok() || name == "localhost" || self.public_names.contains(&name)
     }
+
+    /// Whether `name` is one of the public names (`--public-name`).
+    fn is_public_name(&self, name: &str) -> bool {
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        self.public_names.contains(&name)
+    }
+
+    /// Whether a browser says this request comes from another site. Without
+    /// `Sec-Fetch-Site` (browsers send it only to HTTPS and loopback
+    /// origins), the `Origin` must be this server: the `Host` the request
+    /// names, or a public name (a proxy may rewrite `Host` to the address it
+    /// forwards to).
+    fn is_cross_site(&self, headers: &HeaderMap, host: &str) -> bool {
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        if let Some(site) = header("sec-fetch-site") {
+            // `none`: typed into the address bar or a bookmark; `same-origin`: this server's pages.
+            return !matches!(site, "same-origin" | "none");
+        }
+        match header("origin") {
+            None => false,
+            Some(origin) => {
+                let authority = origin
+                    .strip_prefix("http://")
+                    .or_else(|| origin.strip_prefix("https://"));
+                !authority.is_some_and(|authority| {
+                    authority.eq_ignore_ascii_case(host)
+                        || self.is_public_name(host_name(authority))
+                })
+            }
+        }
+    }
 }
 
 /// `example.com:8080` -> `example.com`; `[::1]:3000` -> `::1`.
@@ -87,24 +118,6 @@ fn host_name(host: &str) -> &str {
     host.rsplit_once(':')
         .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
         .map_or(host, |(name, _)| name)
-}
-
-/// Whether a browser says this request comes from another site.
-fn is_cross_site(headers: &HeaderMap, host: &str) -> bool {
-    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
-    if let Some(site) = header("sec-fetch-site") {
-        // `none`: typed into the address bar or a bookmark; `same-origin`: this server's pages.
-        return !matches!(site, "same-origin" | "none");
-    }
-    match header("origin") {
-        None => false,
-        Some(origin) => {
-            let authority = origin
-                .strip_prefix("http://")
-                .or_else(|| origin.strip_prefix("https://"));
-            !authority.is_some_and(|authority| authority.eq_ignore_ascii_case(host))
-        }
-    }
 }
 
 /// The middleware: refuse before routing. A body is read here, up to the
@@ -119,10 +132,31 @@ pub async fn guard(State(guard): State<HostGuard>, request: Request, next: Next)
         return AppError::from(refusal).into_response();
     }
     match within_limit(request).await {
-        Ok(request) => next.run(request).await,
+        Ok(request) => with_error_status(next.run(request).await).await,
         Err(refusal) => AppError::from(refusal).into_response(),
     }
 }
+
+/// A server function's refusal, answered with [`ApiError::status`] like the
+/// JSON API's (server functions otherwise answer every error with 500). Its
+/// body is the `ApiError` itself; any other answer passes unchanged.
+async fn with_error_status(response: Response) -> Response {
+    if !response.headers().contains_key(SERVER_FN_ERROR_HEADER) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(collected) = body.collect().await else {
+        return AppError::from(ApiError::internal()).into_response();
+    };
+    let bytes = collected.to_bytes();
+    if let Ok(error) = serde_json::from_slice::<ApiError>(&bytes) {
+        parts.status = crate::error::status_of(&error);
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// The header that marks a server function's error answer.
+const SERVER_FN_ERROR_HEADER: &str = "serverfnerror";
 
 /// The request with its body read, or a 413 when the body (declared or
 /// sent) is larger than [`MAX_BODY_BYTES`].
@@ -140,10 +174,10 @@ async fn within_limit(request: Request) -> Result<Request, ApiError> {
     let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<LengthLimitError>() => return Err(too_large()),
-        Err(error) => {
-            return Err(ApiError::malformed_json(format!(
-                "the body could not be read: {error}"
-            )));
+        Err(_) => {
+            return Err(ApiError::malformed_json(
+                "the body could not be read to its end",
+            ));
         }
     };
     Ok(Request::from_parts(parts, Body::from(bytes)))
@@ -188,9 +222,9 @@ mod tests {
 
     #[test]
     fn writes_from_other_sites_are_refused() {
-        let guard = HostGuard::default();
+        let guard = HostGuard::new(&["switchback.example.com".to_owned()]);
         let host = ("host", "127.0.0.1:3000");
-        let table: [Row<'_>; 9] = [
+        let table: [Row<'_>; 11] = [
             (
                 &[host, ("sec-fetch-site", "cross-site")],
                 Method::POST,
@@ -217,6 +251,17 @@ mod tests {
                 &[host, ("origin", "http://127.0.0.1:3000")],
                 Method::POST,
                 false,
+            ),
+            // Behind a proxy that rewrites Host, a public name is this server.
+            (
+                &[host, ("origin", "https://Switchback.example.com")],
+                Method::POST,
+                false,
+            ),
+            (
+                &[host, ("origin", "http://10.0.0.9:3000")],
+                Method::POST,
+                true,
             ),
             (&[host], Method::POST, false),
             (&[("host", "evil.example")], Method::GET, true),

@@ -1,6 +1,6 @@
 use api::read::Read;
 use api::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Timestamp};
-use catalogue::{CatalogueClassification, DropReason, Evidence, Transport};
+use catalogue::{CatalogueClassification, DropReason, Evidence};
 
 use super::Services;
 use crate::error::AppError;
@@ -10,27 +10,9 @@ impl Services {
     /// `observed_at` means now.
     pub fn classify(&self, request: Read<EvidenceRequest>) -> Result<Classification, AppError> {
         let request = request.check(EvidenceRequest::check)?;
-        let verdict = catalogue::classify(&evidence(&request), self.clock.now().as_millis());
+        let verdict = catalogue::classify(&Evidence::from(&request), self.clock.now().as_millis());
         Ok(classification(verdict))
     }
-}
-
-/// The catalogue's evidence from the API's request.
-pub fn evidence(request: &EvidenceRequest) -> Evidence {
-    let mut evidence = Evidence::new(&request.provider);
-    evidence.status = request
-        .status
-        .and_then(|status| u16::try_from(status.get()).ok());
-    for (name, value) in request.headers.iter().flatten() {
-        if let Some(value) = value.as_str() {
-            evidence.headers.insert(name, value);
-        }
-    }
-    evidence.body = request.body.as_ref().map(|body| body.as_str().to_owned());
-    evidence.output.clone_from(&request.output);
-    evidence.transport = request.transport.as_deref().map(Transport::from_name);
-    evidence.observed_at_ms = request.observed_at.map(Timestamp::as_millis);
-    evidence
 }
 
 /// The catalogue's verdict as the API answers it.

@@ -8,7 +8,7 @@ mod profiles;
 mod providers;
 mod views;
 
-pub use classify::{classification, evidence};
+pub use classify::classification;
 
 use std::sync::Arc;
 

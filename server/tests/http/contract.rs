@@ -167,13 +167,65 @@ fn the_api_reads_evidence_as_the_catalogue_does() {
             let request = Read::<EvidenceRequest>::from_json(evidence)
                 .check(EvidenceRequest::check)
                 .unwrap_or_else(|errors| panic!("{evidence}: {errors:?}"));
-            assert_eq!(
-                server::services::evidence(&request),
-                catalogue,
-                "{evidence}"
-            );
+            assert_eq!(catalogue::Evidence::from(&request), catalogue, "{evidence}");
             compared += 1;
         }
     }
     assert!(compared > 100, "only {compared} fixtures");
+}
+
+/// Edge cases read the same way by both: accepted alike (to the same
+/// evidence), or refused alike.
+#[test]
+fn the_api_and_the_catalogue_agree_on_edge_cases() {
+    let cases = [
+        json!({"provider": "openai", "status": 429.0}),
+        json!({"provider": "openai", "status": "+429"}),
+        json!({"provider": "openai", "status": " 429 "}),
+        json!({"provider": "openai", "status": "0429"}),
+        json!({"provider": "openai", "status": 1e2}),
+        json!({"provider": "openai", "status": 4.5}),
+        json!({"provider": "openai", "status": 99}),
+        json!({"provider": "openai", "observed_at": " 2026-11-30T02:00:20Z"}),
+        json!({"provider": "openai", "observed_at": "2026-11-30 02:00:20Z"}),
+        json!({"provider": "openai", "observed_at": "2026-11-30T02:00:20+0200"}),
+        json!({"provider": "openai", "observed_at": "2026-11-30t02:00:20.5z"}),
+        json!({"provider": "p".repeat(101)}),
+        json!({"provider": "  "}),
+        json!({"provider": 7}),
+        json!({"provider": "openai", "headers": {"a": [1, [2], {"b": 3}], "n": null, "t": true}}),
+        json!({"provider": "openai", "headers": {"a": {}}}),
+        json!({"provider": "openai", "body": {"error": {"message": "x"}}}),
+        json!({"provider": "openai", "body": 5}),
+        json!({"provider": "openai", "output": ["x"]}),
+        json!({"provider": "openai", "transport": "carrier_pigeon", "extra": {"deep": 1}}),
+    ];
+    for case in cases {
+        let catalogue = catalogue::Evidence::from_json_value(&case);
+        let api = Read::<EvidenceRequest>::from_json(&case)
+            .check(EvidenceRequest::check)
+            .map(|request| catalogue::Evidence::from(&request));
+        match (&catalogue, &api) {
+            (Ok(from_catalogue), Ok(from_api)) => assert_eq!(from_api, from_catalogue, "{case}"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{case}: the catalogue read {catalogue:?}, the API {api:?}"),
+        }
+    }
+}
+
+/// The API's verdict is the catalogue's, field for field, on every fixture.
+#[test]
+fn the_api_answers_the_catalogues_verdict() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/providers");
+    for family in std::fs::read_dir(root).unwrap() {
+        for file in std::fs::read_dir(family.unwrap().path()).unwrap() {
+            let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+            let fixture: Value = serde_json::from_str(&text).unwrap();
+            let evidence = catalogue::Evidence::from_json_value(&fixture["evidence"]).unwrap();
+            let verdict = catalogue::classify(&evidence, 1_796_004_000_000);
+            let written = serde_json::to_value(&verdict).unwrap();
+            let answered = serde_json::to_value(server::services::classification(verdict)).unwrap();
+            assert_eq!(answered, written, "{}", fixture["evidence"]);
+        }
+    }
 }

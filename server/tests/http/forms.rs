@@ -105,6 +105,31 @@ async fn a_refused_provider_form_comes_back_with_its_errors_and_never_the_key() 
         !answer.text.contains(secret),
         "a pasted key is never shown again"
     );
+
+    // A key too long for a variable name, and one hidden in a URL's query.
+    let long_key = format!("sk-ant-api03-{}", "k".repeat(240));
+    let answer = api
+        .post_form(
+            "/providers",
+            &[
+                ("name", "Mine"),
+                ("kind", "openai"),
+                (
+                    "base_url",
+                    "https://api.openai.com/v1?api_key=sk-proj-hidden-in-the-url",
+                ),
+                ("api_key_env", &long_key),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        answer.text.contains("must not have a query or fragment"),
+        "{}",
+        answer.text
+    );
+    assert!(!answer.text.contains(&long_key));
+    assert!(!answer.text.contains("sk-proj-hidden-in-the-url"));
     let (_, list) = api.call(Method::GET, "/api/providers", None).await;
     assert_eq!(list, json!([]), "nothing stored");
 }
@@ -192,7 +217,7 @@ async fn a_profile_form_saves_edits_structure_and_refuses_with_field_errors() {
         "{}",
         answer.text
     );
-    assert!(answer.text.contains("must be a whole number"));
+    assert!(answer.text.contains("must be an integer"));
     assert!(answer.text.contains("Nothing was saved"));
     assert!(
         answer.text.contains("value=\"lots\""),

@@ -84,14 +84,18 @@ fn mutating_routes(provider_id: &str) -> Vec<(Method, String, &'static str, Stri
             "name=Forged".into(),
         ),
     ];
-    for name in ["save_provider", "save_profile"] {
-        routes.push((
-            Method::POST,
-            format!("/fn/{name}"),
-            "application/json",
-            json!({"id": null, "request": provider}).to_string(),
-        ));
-    }
+    routes.push((
+        Method::POST,
+        "/fn/save_provider".into(),
+        "application/json",
+        json!({"id": null, "request": provider}).to_string(),
+    ));
+    routes.push((
+        Method::POST,
+        "/fn/save_profile".into(),
+        "application/json",
+        json!({"id": null, "request": profile}).to_string(),
+    ));
     for name in ["list_providers", "list_profiles", "load_profile_editor"] {
         routes.push((
             Method::POST,
@@ -166,10 +170,10 @@ async fn every_mutating_route_refuses_a_cross_site_write() {
                 ("sec-fetch-site", "same-origin"),
             ))
             .await;
-        assert_ne!(
+        assert!(
+            answer.status != StatusCode::FORBIDDEN && !answer.status.is_server_error(),
+            "{method} {path}: {} {}",
             answer.status,
-            StatusCode::FORBIDDEN,
-            "{method} {path}: {}",
             answer.text
         );
     }

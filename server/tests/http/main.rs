@@ -6,6 +6,7 @@ mod api;
 mod contract;
 mod forms;
 mod guard;
+mod server_fns;
 
 use std::sync::Arc;
 

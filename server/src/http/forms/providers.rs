@@ -38,9 +38,9 @@ async fn submit(
         Ok(pairs) => pairs,
         Err(refused) => return refused.into_response(),
     };
-    let mut form = ProviderForm::from_pairs(&pairs);
+    let (mut form, unread) = ProviderForm::from_pairs(&pairs);
     form.id = id.clone();
-    let request = form.to_request();
+    let request = form.to_request_with(unread);
     let saved = match &id {
         Some(id) => state.services.update_provider(id, request).await,
         None => state.services.create_provider(request).await,
@@ -50,15 +50,7 @@ async fn submit(
         Err(error) => error.into_api_error(),
     };
     let status = status_of(&error);
-    // A value refused as not a variable name may be a key pasted into the
-    // wrong field: it is not shown again.
-    if error
-        .field_errors()
-        .iter()
-        .any(|e| e.field == "api_key_env" && e.code == api::ErrorCode::Type)
-    {
-        form.api_key_env.clear();
-    }
+    form.forget_refused_secrets(error.field_errors());
     let submission = ProviderSubmission {
         form,
         errors: error.field_errors().to_vec(),

@@ -79,6 +79,20 @@ pub(super) async fn profiles(store: &dyn Store) {
         field_codes(store.create_profile(same_name).await.unwrap_err()),
         [("name".to_owned(), "unique")]
     );
+    // A taken name does not hide what else is wrong.
+    let same_name_and_more = ProfileWrite {
+        id: ProfileId::new("dup2"),
+        name: "SEED".to_owned(),
+        candidates: vec![(candidate("d2", "no-such-provider", "m"), IdOrigin::New)],
+        now: at(3_000),
+    };
+    assert_eq!(
+        field_codes(store.create_profile(same_name_and_more).await.unwrap_err()),
+        [
+            ("name".to_owned(), "unique"),
+            ("candidates[0].provider_id".to_owned(), "not_found"),
+        ]
+    );
 
     // An update reorders, keeps ids, adds a candidate and drops none by accident.
     let mut first = profile.candidates[1].clone();

@@ -12,7 +12,7 @@ mod providers;
 use std::str::FromStr;
 use std::time::Duration;
 
-use api::{ErrorCode, FieldError, FieldPath, Revision, Timestamp};
+use api::{Revision, Timestamp, refusals};
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
@@ -120,11 +120,7 @@ impl Revisioned {
 
     /// The refusal of a name that another row of this table has.
     fn name_taken(self) -> StoreError {
-        StoreError::Invalid(vec![FieldError::new(
-            &FieldPath::root().field("name"),
-            ErrorCode::Unique,
-            format!("another {} already has this name", self.entity()),
-        )])
+        StoreError::Invalid(vec![refusals::name_taken(self.entity())])
     }
 }
 

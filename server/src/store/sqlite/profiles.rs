@@ -1,10 +1,8 @@
 //! Dynamic profiles and their candidates in SQLite.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use api::{
-    CandidateId, ErrorCode, FieldError, FieldPath, ProfileId, ProviderId, Revision, Timestamp,
-};
+use api::{CandidateId, FieldError, ProfileId, ProviderId, Revision, Timestamp, refusals};
 use async_trait::async_trait;
 use sqlx::{FromRow, SqliteConnection};
 
@@ -113,12 +111,12 @@ async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Profile, StoreEr
 
 /// Inside a write transaction: every referenced provider exists (one query
 /// for all of them), and every client-sent candidate id belongs to this
-/// profile (`known_ids`).
-async fn check_references(
+/// profile (`known_ids`). The errors, in candidate order.
+async fn reference_errors(
     conn: &mut SqliteConnection,
     write: &ProfileWrite,
     known_ids: &HashSet<String>,
-) -> Result<(), StoreError> {
+) -> Result<Vec<FieldError>, StoreError> {
     let provider_ids: Vec<&str> = write
         .candidates
         .iter()
@@ -133,23 +131,24 @@ async fn check_references(
     .into_iter()
     .collect();
     let mut errors = Vec::new();
-    let candidates = FieldPath::root().field("candidates");
     for (index, (candidate, origin)) in write.candidates.iter().enumerate() {
         if *origin == IdOrigin::Client && !known_ids.contains(candidate.id.as_str()) {
-            errors.push(FieldError::new(
-                &candidates.index(index).field("id"),
-                ErrorCode::NotFound,
-                "is not a candidate of this profile: leave the id out to add a new candidate",
-            ));
+            errors.push(refusals::not_a_candidate_of_this_profile(index));
         }
         if missing.contains(candidate.provider_id.as_str()) {
-            errors.push(FieldError::new(
-                &candidates.index(index).field("provider_id"),
-                ErrorCode::NotFound,
-                "names no provider",
-            ));
+            errors.push(refusals::no_such_provider(index));
         }
     }
+    Ok(errors)
+}
+
+/// A taken name (if the write met one) and the reference errors, together.
+fn refused(name_taken: bool, references: Vec<FieldError>) -> Result<(), StoreError> {
+    let mut errors = Vec::new();
+    if name_taken {
+        errors.push(refusals::name_taken(TABLE.entity()));
+    }
+    errors.extend(references);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -195,12 +194,13 @@ impl ProfileStore for SqliteStore {
         .bind(write.now.as_millis())
         .execute(&mut *tx)
         .await;
-        match inserted {
-            Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
+        let name_taken = match inserted {
+            Err(error) if is_unique_violation(&error) => true,
             Err(error) => return Err(error.into()),
-            Ok(_) => {}
-        }
-        check_references(&mut tx, &write, &HashSet::new()).await?;
+            Ok(_) => false,
+        };
+        let references = reference_errors(&mut tx, &write, &HashSet::new()).await?;
+        refused(name_taken, references)?;
         insert_candidates(&mut tx, &write).await?;
         let profile = fetch(&mut tx, write.id.as_str()).await?;
         tx.commit().await?;
@@ -216,7 +216,7 @@ impl ProfileStore for SqliteStore {
         ))
         .fetch_all(&mut *tx)
         .await?;
-        let mut candidates: Vec<CandidateRow> = sqlx::query_as(concat!(
+        let candidates: Vec<CandidateRow> = sqlx::query_as(concat!(
             "SELECT ",
             candidate_columns!(),
             " FROM candidates ORDER BY profile_id, position"
@@ -224,10 +224,16 @@ impl ProfileStore for SqliteStore {
         .fetch_all(&mut *tx)
         .await?;
         tx.commit().await?;
+        let mut by_profile: HashMap<String, Vec<CandidateRow>> = HashMap::new();
+        for candidate in candidates {
+            by_profile
+                .entry(candidate.profile_id.clone())
+                .or_default()
+                .push(candidate);
+        }
         rows.into_iter()
             .map(|row| {
-                let mine: Vec<CandidateRow>;
-                (mine, candidates) = candidates.drain(..).partition(|c| c.profile_id == row.id);
+                let mine = by_profile.remove(&row.id).unwrap_or_default();
                 profile_from_rows(row, mine)
             })
             .collect()
@@ -257,16 +263,16 @@ impl ProfileStore for SqliteStore {
         .bind(expected.get())
         .execute(&mut *tx)
         .await;
-        match updated {
-            Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
+        let name_taken = match updated {
+            Err(error) if is_unique_violation(&error) => true,
             Err(error) => return Err(error.into()),
             Ok(result) if result.rows_affected() == 0 => {
                 return Err(TABLE
                     .stale_or_missing(&mut tx, write.id.as_str(), expected)
                     .await);
             }
-            Ok(_) => {}
-        }
+            Ok(_) => false,
+        };
         let known_ids: HashSet<String> =
             sqlx::query_scalar("SELECT id FROM candidates WHERE profile_id = ?")
                 .bind(write.id.as_str())
@@ -274,7 +280,8 @@ impl ProfileStore for SqliteStore {
                 .await?
                 .into_iter()
                 .collect();
-        check_references(&mut tx, &write, &known_ids).await?;
+        let references = reference_errors(&mut tx, &write, &known_ids).await?;
+        refused(name_taken, references)?;
         sqlx::query("DELETE FROM candidates WHERE profile_id = ?")
             .bind(write.id.as_str())
             .execute(&mut *tx)
