@@ -159,31 +159,17 @@ fn whole_number(text: &str, path: &FieldPath, errors: &mut Vec<FieldError>) -> i
         return 0;
     }
     let json = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
-    match policy::json_integer(&json) {
+    let (code, message) = match policy::json_integer(&json) {
         policy::JsonInteger::Integer(integer) => match i64::try_from(integer) {
-            Ok(number) => number,
-            Err(_) => {
-                errors.push(FieldError::new(path, ErrorCode::Range, "is out of range"));
-                0
-            }
+            Ok(number) => return number,
+            Err(_) => (ErrorCode::Range, "is out of range"),
         },
-        policy::JsonInteger::OutOfRange => {
-            errors.push(FieldError::new(path, ErrorCode::Range, "is out of range"));
-            0
-        }
-        policy::JsonInteger::Fraction => {
-            errors.push(FieldError::new(
-                path,
-                ErrorCode::Type,
-                "must be an integer, not a fraction",
-            ));
-            0
-        }
-        policy::JsonInteger::NotANumber => {
-            errors.push(FieldError::new(path, ErrorCode::Type, "must be an integer"));
-            0
-        }
-    }
+        policy::JsonInteger::OutOfRange => (ErrorCode::Range, "is out of range"),
+        policy::JsonInteger::Fraction => (ErrorCode::Type, "must be an integer, not a fraction"),
+        policy::JsonInteger::NotANumber => (ErrorCode::Type, "must be an integer"),
+    };
+    errors.push(FieldError::new(path, code, message));
+    0
 }
 
 impl CandidateForm {
@@ -326,14 +312,14 @@ impl ProfileForm {
 
     /// Every field error, from the same checks the server runs.
     pub fn validate(&self) -> Vec<FieldError> {
-        let checked = if self.id.is_some() {
-            self.to_request()
-                .check(|request| request.check_update().map(|_| ()))
-        } else {
-            self.to_request()
-                .check(|request| request.check().map(|_| ()))
-        };
-        checked.err().unwrap_or_default()
+        let updating = self.id.is_some();
+        self.to_request()
+            .check(|request| match updating {
+                true => request.check_update().map(drop),
+                false => request.check().map(drop),
+            })
+            .err()
+            .unwrap_or_default()
     }
 
     /// The candidate with `key`.

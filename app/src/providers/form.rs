@@ -72,13 +72,14 @@ impl ProviderForm {
 
     /// Every field error, from the same checks the server runs.
     pub fn validate(&self, keys: &KeyEnvRules) -> Vec<FieldError> {
-        let request = self.to_request();
-        let checked = if self.id.is_some() {
-            request.check(|request| request.check_update(keys).map(|_| ()))
-        } else {
-            request.check(|request| request.check(keys).map(|_| ()))
-        };
-        checked.err().unwrap_or_default()
+        let updating = self.id.is_some();
+        self.to_request()
+            .check(|request| match updating {
+                true => request.check_update(keys).map(drop),
+                false => request.check(keys).map(drop),
+            })
+            .err()
+            .unwrap_or_default()
     }
 
     /// Forgets what a refusal says may be a secret, so a page never shows it
