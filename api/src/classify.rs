@@ -55,6 +55,15 @@ pub struct EvidenceRequest {
     /// When the evidence was observed; now when left out.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Timestamp>))]
     pub observed_at: Option<Sent<Timestamp>>,
+    /// The IANA time zone of the process that printed `output`
+    /// (`America/New_York`), for wall-clock resets it prints without a zone
+    /// ("resets 3pm"). The server checks the name against its time-zone database.
+    #[validate(length(min = 1, max = 64))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 64, example = "Europe/Berlin")
+    )]
+    pub time_zone: Option<String>,
 }
 
 impl crate::read::Request for EvidenceRequest {

@@ -14,10 +14,14 @@ use crate::family::Family;
 use crate::hints::{HintInputs, select_hint};
 use crate::output::CatalogueClassification;
 use crate::rule_set::{IndexSet, MAX_RULES, RuleIndex};
-use crate::rules::{MessageHint, Predicate, Rule, tables_for};
+use crate::rules::{LONG_WAIT_MS, MessageHint, Predicate, Rule, tables_for};
 
 /// The most message fragments one family's tables may hold (an [`IndexSet`]).
 const MAX_NEEDLES: usize = MAX_RULES;
+
+/// The most fragments one searcher holds: the packed prefilter's fastest form (slim
+/// Teddy) takes at most 32.
+const NEEDLES_PER_SEARCHER: usize = 32;
 
 /// The rule id reported when no rule matched.
 pub const UNKNOWN_RULE: &str = "unknown";
@@ -27,7 +31,7 @@ pub const UNKNOWN_RULE: &str = "unknown";
 /// ```
 /// use catalogue::{Catalogue, Evidence, Transport};
 /// let catalogue = Catalogue::shared();
-/// assert_eq!(catalogue.version(), "2026.12.0");
+/// assert_eq!(catalogue.version(), "2026.12.1");
 /// let verdict = catalogue.classify(&Evidence::new("openai").with_transport(Transport::Tls), 0);
 /// assert_eq!(verdict.classification.code, policy::SemanticCode::ProviderMisconfigured);
 /// assert_eq!(verdict.rule, "transport.tls");
@@ -42,9 +46,15 @@ struct CompiledFamily {
     rules: Vec<&'static Rule>,
     /// Per rule: its [`Rule::rank`].
     ranks: Vec<u8>,
-    /// Per rule: the needle ids of its message fragments.
+    /// Per rule: the needle ids of its message fragments (all needed).
     rule_needles: Vec<Vec<usize>>,
-    needles: Option<AhoCorasick>,
+    /// Per rule: the needle ids of its alternative wordings (one needed).
+    rule_any_needles: Vec<Vec<usize>>,
+    /// Per rule: a searcher for its [`Rule::says`] wordings, if it has any.
+    wordings: Vec<Option<AhoCorasick>>,
+    /// The fragments' searchers, each with the id of its first fragment: at most
+    /// [`NEEDLES_PER_SEARCHER`] fragments each, so each keeps its SIMD prefilter.
+    needles: Vec<(AhoCorasick, usize)>,
     /// Rules by their first needle.
     by_needle: Vec<Vec<u16>>,
     by_type: RuleIndex<String>,
@@ -73,7 +83,7 @@ impl Catalogue {
         &SHARED
     }
 
-    /// The version stored with every classification (`2026.12.0`).
+    /// The version stored with every classification (`2026.12.1`).
     pub fn version(&self) -> &'static str {
         CATALOGUE_VERSION
     }
@@ -131,6 +141,9 @@ impl Catalogue {
             evidence.body.as_deref(),
             evidence.output.as_deref(),
         );
+        facts.text_waits = crate::hints::text_waits(&facts);
+        facts.stated_wait_ms = crate::hints::stated_wait_ms(&evidence.headers, &facts.text_waits);
+        facts.window_rejected = crate::hints::subscription_window_rejected(&evidence.headers);
         let transport = evidence
             .transport
             .as_ref()
@@ -181,12 +194,18 @@ impl Catalogue {
             code,
             SemanticCode::RateLimited | SemanticCode::QuotaExhausted | SemanticCode::UsageLimited
         );
+        let time_zone = evidence
+            .time_zone
+            .as_deref()
+            .and_then(crate::wall_clock::time_zone);
         let hint = select_hint(&HintInputs {
             headers: &evidence.headers,
             facts,
             message_hints: &verdict.hints,
+            text_waits: code.class() != Class::Outside,
             limit_code,
             observed_at_ms,
+            time_zone: time_zone.as_ref(),
         });
         let mut classification = Classification::new(code, verdict.confidence);
         classification.retry_after_ms = hint.retry_after_ms;
@@ -239,13 +258,14 @@ fn cause_text<'t>(evidence: &Evidence, facts: &'t Facts) -> Cow<'t, str> {
 
 impl CompiledFamily {
     fn compile(tables: Vec<&'static [Rule]>) -> Self {
+        // The generic table comes last; its fragments get their own searchers.
+        let generic_rules = tables.last().map_or(0, |table| table.len());
         let rules: Vec<&'static Rule> = tables.into_iter().flatten().collect();
+        let generic_from = rules.len() - generic_rules;
         assert!(rules.len() <= MAX_RULES, "too many rules");
         let mut needle_texts: Vec<&'static str> = Vec::new();
-        let mut rule_needles = Vec::with_capacity(rules.len());
-        for rule in &rules {
-            let ids = rule
-                .text
+        let mut needle_ids = |fragments: &[&'static str]| -> Vec<usize> {
+            fragments
                 .iter()
                 .map(|fragment| {
                     needle_texts
@@ -256,28 +276,72 @@ impl CompiledFamily {
                             needle_texts.len() - 1
                         })
                 })
-                .collect();
-            rule_needles.push(ids);
+                .collect()
+        };
+        let mut rule_needles: Vec<Vec<usize>> = Vec::with_capacity(rules.len());
+        let mut rule_any_needles: Vec<Vec<usize>> = Vec::with_capacity(rules.len());
+        let mut family_needles = 0;
+        for (index, rule) in rules.iter().enumerate() {
+            if index == generic_from {
+                family_needles = rule_needles
+                    .iter()
+                    .chain(&rule_any_needles)
+                    .flatten()
+                    .max()
+                    .map_or(0, |id| id + 1);
+            }
+            rule_needles.push(needle_ids(rule.text));
+            rule_any_needles.push(needle_ids(rule.text_any));
         }
         assert!(
             needle_texts.len() <= MAX_NEEDLES,
             "too many message fragments"
         );
-        let needles = (!needle_texts.is_empty()).then(|| {
-            // Fragments are lowercase and texts are searched lowercased. A contiguous NFA
-            // finds the same matches as a DFA in a fraction of the memory (sixteen
-            // families' automata stay in cache) and, behind the prefilter that does
-            // most of the scanning, no slower.
-            AhoCorasickBuilder::new()
-                .match_kind(MatchKind::LeftmostLongest)
-                .kind(Some(AhoCorasickKind::ContiguousNFA))
-                .build(&needle_texts)
-                .expect("rule fragments are valid patterns")
-        });
+        // Fragments are lowercase and texts are searched lowercased. A contiguous NFA
+        // finds the same matches as a DFA in a fraction of the memory (sixteen
+        // families' automata stay in cache) and, behind the prefilter that does most of
+        // the scanning, no slower. The packed prefilter is fastest (slim Teddy) with at
+        // most 32 fragments: the family's own fragments and the generic table's are
+        // searched apart, each in searchers of at most that many.
+        let (own, generic) = needle_texts.split_at(family_needles);
+        let needles = [(own, 0), (generic, family_needles)]
+            .into_iter()
+            .flat_map(|(fragments, first_id)| {
+                fragments
+                    .chunks(NEEDLES_PER_SEARCHER)
+                    .enumerate()
+                    .map(move |(chunk, fragments)| {
+                        (fragments, first_id + chunk * NEEDLES_PER_SEARCHER)
+                    })
+            })
+            .map(|(fragments, first_id)| {
+                let searcher = AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .kind(Some(AhoCorasickKind::ContiguousNFA))
+                    .build(fragments)
+                    .expect("rule fragments are valid patterns");
+                (searcher, first_id)
+            })
+            .collect();
+        let wordings = rules
+            .iter()
+            .map(|rule| {
+                // Searched only where the rule's words were found: quick to build matters
+                // more than the last bit of speed.
+                (!rule.says.is_empty()).then(|| {
+                    AhoCorasickBuilder::new()
+                        .kind(Some(AhoCorasickKind::ContiguousNFA))
+                        .build(rule.says)
+                        .expect("wordings are valid patterns")
+                })
+            })
+            .collect();
         let mut compiled = Self {
             ranks: rules.iter().map(|rule| rule.rank()).collect(),
             rules,
             rule_needles,
+            rule_any_needles,
+            wordings,
             needles,
             by_needle: vec![Vec::new(); needle_texts.len()],
             by_type: RuleIndex::default(),
@@ -288,8 +352,14 @@ impl CompiledFamily {
         };
         for (index, rule) in compiled.rules.iter().enumerate() {
             let index = index as u16;
+            let any = &compiled.rule_any_needles[usize::from(index)];
             if let Some(first) = compiled.rule_needles[usize::from(index)].first() {
                 compiled.by_needle[*first].push(index);
+            } else if !any.is_empty() {
+                // Found by whichever wording occurs.
+                for id in any.clone() {
+                    compiled.by_needle[id].push(index);
+                }
             } else if let Some(code) = rule.error_code {
                 compiled.by_code.push(code.to_ascii_lowercase(), index);
             } else if let Some(kind) = rule.error_type {
@@ -313,11 +383,17 @@ impl CompiledFamily {
         transport: Option<&str>,
     ) -> Option<Verdict> {
         let mut found = IndexSet::default();
-        if let Some(needles) = &self.needles {
+        // A family's own fragments and the generic table's are searched apart, so
+        // they never hide one another ("too many requests per day" is a generic
+        // rate-limit wording over a family's per-day rule). Within one searcher the
+        // leftmost-longest match wins; a fragment that starts where a longer one of the
+        // same family starts would be hidden, and a test refuses those
+        // (`no_fragment_starts_another`).
+        for (needles, first_id) in &self.needles {
             for lower in facts.lowercase_texts() {
-                for hit in needles.find_iter(lower) {
+                for hit in needles.find_iter(lower.as_str()) {
                     // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
-                    found.insert(hit.pattern().as_usize() as u16);
+                    found.insert((first_id + hit.pattern().as_usize()) as u16);
                 }
             }
         }
@@ -403,12 +479,27 @@ impl CompiledFamily {
         // Cheapest conditions first; each one that fails ends the check.
         let rule = self.rules[index];
         rule.status.is_none_or(|needed| status == Some(needed))
+            // Words any wrapper may print name a passing cause only where a passing
+            // cause can be: no status, a stream, a 429 or a 5xx. A 400 "Too many
+            // requests in batch" is the caller's mistake.
+            && (!rule.is_general()
+                || status.is_none_or(|status| matches!(status, 200 | 429 | 500..)))
             && rule
                 .transport
                 .is_none_or(|needed| transport == Some(needed))
             && self.rule_needles[index]
                 .iter()
                 .all(|id| found.contains(*id))
+            && (self.rule_any_needles[index].is_empty()
+                || self.rule_any_needles[index]
+                    .iter()
+                    .any(|id| found.contains(*id)))
+            && self.wordings[index].as_ref().is_none_or(|wordings| {
+                facts
+                    .lowercase_texts()
+                    .iter()
+                    .any(|lower| wordings.is_match(lower))
+            })
             && rule.error_type.is_none_or(|needed| {
                 facts
                     .types
@@ -429,9 +520,36 @@ impl CompiledFamily {
                     .lowercase_texts()
                     .iter()
                     .any(|lower| requested_over_limit(lower)),
+                Predicate::LongWaitOnQuota => {
+                    facts
+                        .stated_wait_ms
+                        .is_some_and(|wait| wait >= LONG_WAIT_MS)
+                        && facts
+                            .lowercase_texts()
+                            .iter()
+                            .any(|lower| QUOTA_WORDS.is_match(lower))
+                }
+                Predicate::WindowRejected => facts.window_rejected,
+                Predicate::NoResponse => status.is_none(),
             })
     }
 }
+
+/// Words about a quota, lowercase: with a wait of an hour or more, a quota rather than
+/// throttling ([`Predicate::LongWaitOnQuota`]).
+static QUOTA_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::new([
+        "quota",
+        "per day",
+        "daily",
+        "pricing tier",
+        "usage tier",
+        "billing",
+        "per month",
+        "monthly",
+    ])
+    .expect("quota words are valid patterns")
+});
 
 /// `text` lowercased into `buffer`, when it is short ASCII.
 fn lowercase_key<'b>(text: &str, buffer: &'b mut [u8; 64]) -> Option<&'b [u8]> {
@@ -523,6 +641,105 @@ mod tests {
             SemanticCode::InsufficientCredits
         );
         assert!(verdict.conflicting_rules.is_empty());
+    }
+
+    /// Words out of place: the model's own text in CLI output, a 4xx that happens to say
+    /// "too many requests", a certificate error inside a provider's own 5xx, "frontier"
+    /// beside a long wait. None of them may turn an error transient or hard by accident.
+    #[test]
+    fn words_out_of_place_do_not_decide() {
+        let output = |family: &str, text: &str| Evidence::new(family).with_output(text);
+        let body = |family: &str, status: u16, text: &str| {
+            Evidence::new(family).with_status(status).with_body(text)
+        };
+        let cases: [(Evidence, SemanticCode, Option<u64>); 9] = [
+            // The model planned a wait; the CLI then lost its connection.
+            (
+                output("claude_code", "I will try again in 3 hours after the daily backup.\nAPI Error (Connection error.)"),
+                SemanticCode::Network,
+                None,
+            ),
+            (
+                output("claude_code", "Let me retry in 10 minutes.\nAPI Error (Connection error.)"),
+                SemanticCode::Network,
+                None,
+            ),
+            // The provider's own wait, after the words naming the failure.
+            (
+                output("codex", "■ stream disconnected before completion: Rate limit reached for gpt-5. Please try again\n    in 12s."),
+                SemanticCode::RateLimited,
+                Some(12_000),
+            ),
+            (
+                body("openai", 400, r#"{"error":{"message":"Too many requests in batch: at most 50 allowed.","type":"invalid_request_error"}}"#),
+                SemanticCode::InvalidRequest,
+                None,
+            ),
+            (
+                body("openai", 403, r#"{"error":{"message":"Access paused after a high load of abuse reports.","type":"permission_error"}}"#),
+                SemanticCode::AuthFailed,
+                None,
+            ),
+            (
+                body("openai", 400, r#"{"error":{"message":"The vector store is at capacity.","type":"invalid_request_error"}}"#),
+                SemanticCode::InvalidRequest,
+                None,
+            ),
+            // Envoy inside the provider failed its own TLS: the provider's outage.
+            (
+                body("openai", 503, "upstream connect error or disconnect/reset before headers. reset reason: connection failure, transport failure reason: TLS error: 268435581:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED"),
+                SemanticCode::ServerError,
+                None,
+            ),
+            (
+                Evidence::new("openai").with_status(503).with_header("retry-after", "3600").with_body(
+                    r#"{"error":{"message":"Our frontier models are busy. Please try later.","type":"server_error"}}"#,
+                ),
+                SemanticCode::ServerError,
+                Some(3_600_000),
+            ),
+            // The plan's window, even when it says "daily" and the wait is long.
+            (
+                output("claude_code", "Claude usage limit reached. Your daily limit resets in 5 hours."),
+                SemanticCode::UsageLimited,
+                Some(18_000_000),
+            ),
+        ];
+        for (evidence, code, retry_after_ms) in cases {
+            let verdict = crate::classify(&evidence, 0);
+            assert_eq!(
+                (
+                    verdict.classification.code,
+                    verdict.classification.retry_after_ms
+                ),
+                (code, retry_after_ms),
+                "{evidence:?} by {}",
+                verdict.rule
+            );
+        }
+    }
+
+    /// The search reports the longest fragment starting at each position: a fragment
+    /// that begins another one of the same family would be hidden where both occur.
+    #[test]
+    fn no_fragment_starts_another() {
+        let mut hidden = std::collections::BTreeSet::new();
+        for family in crate::family::Family::ALL {
+            let fragments: Vec<&str> = crate::rules::tables_for(family)
+                .into_iter()
+                .flatten()
+                .flat_map(|rule| rule.text.iter().chain(rule.text_any))
+                .copied()
+                .collect();
+            for short in &fragments {
+                for long in &fragments {
+                    if short != long && long.starts_with(short) {
+                        hidden.insert(format!("{family:?}: \"{short}\" starts \"{long}\""));
+                    }
+                }
+            }
+        }
+        assert!(hidden.is_empty(), "{hidden:#?}");
     }
 
     #[test]

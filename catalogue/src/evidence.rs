@@ -38,6 +38,9 @@ pub struct Evidence {
     pub transport: Option<Transport>,
     /// When the evidence was observed, in unix milliseconds (default: the caller's now).
     pub observed_at_ms: Option<i64>,
+    /// The IANA time zone of the process that printed `output`, for wall-clock resets
+    /// it prints without a zone ("resets 3pm").
+    pub time_zone: Option<String>,
 }
 
 /// HTTP headers with case-insensitive names, in the order given.
@@ -179,6 +182,9 @@ pub enum EvidenceError {
     /// `observed_at` is not an RFC 3339 timestamp.
     #[error("`observed_at` must be an RFC 3339 timestamp: {0}")]
     ObservedAt(String),
+    /// `time_zone` names no zone of the time-zone database.
+    #[error("`time_zone` must be an IANA time zone name such as Europe/Berlin: {0}")]
+    TimeZone(String),
 }
 
 impl Evidence {
@@ -223,6 +229,12 @@ impl Evidence {
     /// Observed at `observed_at_ms` (unix milliseconds).
     pub fn with_observed_at_ms(mut self, observed_at_ms: i64) -> Self {
         self.observed_at_ms = Some(observed_at_ms);
+        self
+    }
+
+    /// Sets the zone of the process that printed the output (an IANA name).
+    pub fn with_time_zone(mut self, time_zone: &str) -> Self {
+        self.time_zone = Some(time_zone.to_owned());
         self
     }
 
@@ -286,6 +298,12 @@ impl Evidence {
         let output = take_text(&mut object, "output", false)?;
         let transport =
             take_text(&mut object, "transport", false)?.map(|name| Transport::from_name(&name));
+        let time_zone = take_text(&mut object, "time_zone", false)?
+            .map(|name| match crate::wall_clock::time_zone(&name) {
+                Some(_) => Ok(name.trim().to_owned()),
+                None => Err(EvidenceError::TimeZone(crate::redact::safe_text(&name, 64))),
+            })
+            .transpose()?;
         Ok(Self {
             provider,
             status,
@@ -294,6 +312,7 @@ impl Evidence {
             output,
             transport,
             observed_at_ms: read_observed_at(&object)?,
+            time_zone,
         })
     }
 }
@@ -325,6 +344,10 @@ impl From<&api::EvidenceRequest> for Evidence {
             .as_ref()
             .and_then(api::Sent::value)
             .map(|at| at.as_millis());
+        evidence.time_zone = request
+            .time_zone
+            .as_deref()
+            .map(|name| name.trim().to_owned());
         evidence
     }
 }
@@ -467,6 +490,25 @@ mod tests {
                 r#"{"provider":"a","output":{"x":1}}"#,
                 Err(EvidenceError::WrongType {
                     field: "output",
+                    expected: "a string",
+                }),
+            ),
+            (
+                r#"{"provider":"claude_code","time_zone":" America/New_York "}"#,
+                Ok(Evidence::new("claude_code").with_time_zone("America/New_York")),
+            ),
+            (
+                r#"{"provider":"a","time_zone":"Mars/Olympus_Mons"}"#,
+                Err(EvidenceError::TimeZone("Mars/Olympus_Mons".into())),
+            ),
+            (
+                r#"{"provider":"a","time_zone":"/etc/localtime"}"#,
+                Err(EvidenceError::TimeZone("/etc/localtime".into())),
+            ),
+            (
+                r#"{"provider":"a","time_zone":3}"#,
+                Err(EvidenceError::WrongType {
+                    field: "time_zone",
                     expected: "a string",
                 }),
             ),

@@ -42,6 +42,15 @@ pub(crate) struct Facts<'a> {
     pub resets_in_seconds: Option<Cow<'a, str>>,
     /// Structured `resets_at` (unix seconds).
     pub resets_at: Option<Cow<'a, str>>,
+    /// The wait the response states before any rule is chosen (`retry-after`, or a
+    /// wait in the text), set by the caller once the facts are read.
+    pub stated_wait_ms: Option<u64>,
+    /// The wait each text states, in [`Facts::texts`] order, set by the caller once the
+    /// facts are read.
+    pub text_waits: SmallVec<[Option<crate::hints::TextWait>; 2]>,
+    /// An Anthropic subscription window refuses requests (its `-status` header says
+    /// `rejected`), set by the caller once the facts are read.
+    pub window_rejected: bool,
     /// The body was an HTML page (a proxy's error page).
     pub html_title: Option<Option<String>>,
     /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
@@ -49,6 +58,9 @@ pub(crate) struct Facts<'a> {
     /// [`Facts::texts`] ASCII-lowercased, made on first use (once the facts are read:
     /// texts added later would not show in it).
     lowercase_texts: OnceCell<SmallVec<[String; 2]>>,
+    /// Per text of [`Facts::texts`]: its white space collapsed, when it had runs to
+    /// collapse.
+    collapsed_texts: OnceCell<SmallVec<[Option<String>; 2]>>,
 }
 
 /// An OpenRouter upstream error.
@@ -109,21 +121,43 @@ impl<'a> Facts<'a> {
         };
     }
 
-    /// Every text the catalogue may search: messages, then output.
+    /// Every text the catalogue may search: messages, then output, then the title of
+    /// an HTML error page ("api.anthropic.com | 524: A timeout occurred").
     pub fn texts(&self) -> impl Iterator<Item = &str> + use<'_> {
         self.messages
             .iter()
             .map(|message| message.as_ref())
             .chain(self.output)
+            .chain(self.html_title.as_ref().and_then(Option::as_deref))
     }
 
-    /// Every text of [`Facts::texts`], in the same order, ASCII-lowercased (so byte
-    /// offsets stay the same), made once: fragments and phrases are lowercase, and
+    /// Whether the text at `index` of [`Facts::texts`] is the CLI output (which may also
+    /// hold the model's own words).
+    pub fn is_output(&self, index: usize) -> bool {
+        self.output.is_some() && index == self.messages.len()
+    }
+
+    /// Every text of [`Facts::texts`], in the same order, with each run of white space
+    /// made one space: a message wrapped across lines ("Please try again\n    in 12s",
+    /// "Rate\nlimit") reads as it was written. Only texts that need it are copied.
+    pub fn plain_texts(&self) -> impl Iterator<Item = &str> + use<'_> {
+        let collapsed = self.collapsed_texts.get_or_init(|| {
+            self.texts()
+                .map(|text| needs_collapsing(text).then(|| collapse_white_space(text)))
+                .collect()
+        });
+        self.texts()
+            .zip(collapsed.iter())
+            .map(|(text, collapsed)| collapsed.as_deref().unwrap_or(text))
+    }
+
+    /// Every text of [`Facts::plain_texts`], in the same order, ASCII-lowercased (so
+    /// byte offsets stay the same), made once: fragments and phrases are lowercase, and
     /// searching lowercased text case-sensitively lets the searchers use their fast
     /// prefilters.
     pub fn lowercase_texts(&self) -> &[String] {
         self.lowercase_texts
-            .get_or_init(|| self.texts().map(str::to_ascii_lowercase).collect())
+            .get_or_init(|| self.plain_texts().map(str::to_ascii_lowercase).collect())
     }
 
     fn read_body(&mut self, body: &'a str, quoted_status: &mut Option<u16>, depth: u8) {
@@ -407,14 +441,43 @@ impl<'a> Facts<'a> {
             retry_delay: self.retry_delay.map(own),
             resets_in_seconds: self.resets_in_seconds.map(own),
             resets_at: self.resets_at.map(own),
+            stated_wait_ms: self.stated_wait_ms,
+            text_waits: self.text_waits,
+            window_rejected: self.window_rejected,
             html_title: self.html_title,
             upstream: self.upstream,
             lowercase_texts: OnceCell::new(),
+            collapsed_texts: OnceCell::new(),
         }
     }
 }
 
-/// A 3-digit HTTP status written as text (`"429"`, `"400"`).
+/// Whether `text` has white space other than single spaces.
+fn needs_collapsing(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr3(b'\n', b'\r', b'\t', bytes).is_some()
+        || memchr::memmem::find(bytes, b"  ").is_some()
+}
+
+/// `text` with every run of ASCII white space made one space, and none at either end.
+fn collapse_white_space(text: &str) -> String {
+    let mut collapsed = String::with_capacity(text.len());
+    for (index, word) in text
+        .split(|c: char| c.is_ascii_whitespace())
+        .filter(|word| !word.is_empty())
+        .enumerate()
+    {
+        if index > 0 {
+            collapsed.push(' ');
+        }
+        collapsed.push_str(word);
+    }
+    collapsed
+}
+
+/// A 3-digit HTTP error status written as text (`"429"`, `"400"`): 400 to 599. Other
+/// numbers where a status could be are something else (`delayed connect error: 111`
+/// is an errno).
 fn http_status(text: &str) -> Option<u16> {
     let text = text.trim();
     if text.len() != 3 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
@@ -422,7 +485,7 @@ fn http_status(text: &str) -> Option<u16> {
     }
     text.parse()
         .ok()
-        .filter(|status| (100..=599).contains(status))
+        .filter(|status| (400..=599).contains(status))
 }
 
 fn after_last(text: &str, separator: char) -> &str {

@@ -2,18 +2,26 @@
 //!
 //! Precedence: a stated delay first (`retry-after-ms`, then `retry-after`, then the
 //! error's own structured or catalogued statement: `RetryInfo.retryDelay`,
-//! `resets_in_seconds`, `resets_at`, "try again in ..."); else the reset of the rate
-//! limit that is exhausted (its `-remaining` is 0); else the latest rate-limit reset.
-//! Rate-limit reset headers count only when the code is a limit (`rate_limited`,
-//! `quota_exhausted`, `usage_limited`): providers send them on every response.
-//! A hint that is negative, unparsable, in the past or more than 7 days ahead is dropped
-//! and reported. An absolute time is read against the provider's `Date` header.
+//! `resets_in_seconds`, `resets_at`, a family's statement (Claude Code's epoch, a
+//! wall-clock reset in its zone), then a wait written in the text: "try again in ...",
+//! "retry after ...", "reset after ..."); else the reset of the rate limit that is
+//! exhausted (its `-remaining` is 0, or an Anthropic subscription window's `-status` is
+//! `rejected`); else the latest rate-limit reset. Rate-limit reset headers count only
+//! when the code is a limit (`rate_limited`, `quota_exhausted`, `usage_limited`):
+//! providers send them on every response. A hint that is negative, unparsable, in the
+//! past or more than 7 days ahead is dropped and reported. An absolute time is read
+//! against the provider's `Date` header.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use std::ops::Range;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use jiff::tz::TimeZone;
 use memchr::memmem::Finder;
 use serde::Serialize;
+use smallvec::SmallVec;
 
 use crate::evidence::Headers;
 use crate::facts::Facts;
@@ -22,6 +30,7 @@ use crate::time::{
     parse_go_duration_ms, parse_http_date_ms, parse_number_ms, parse_rfc3339_ms,
     parse_spelled_duration_ms,
 };
+use crate::wall_clock::{self, Unresolved};
 
 /// The longest hint kept: 7 days.
 pub const MAX_HINT_MS: i64 = 7 * 24 * 60 * 60 * 1000;
@@ -91,8 +100,13 @@ pub(crate) struct HintInputs<'a, 'b> {
     pub headers: &'a Headers,
     pub facts: &'a Facts<'b>,
     pub message_hints: &'a [MessageHint],
+    /// Whether waits stated in the error texts count (not for codes that are never
+    /// recovered).
+    pub text_waits: bool,
     pub limit_code: bool,
     pub observed_at_ms: i64,
+    /// The zone of the process that printed the output (evidence `time_zone`).
+    pub time_zone: Option<&'a TimeZone>,
 }
 
 struct Collector {
@@ -239,12 +253,21 @@ fn body_hints(inputs: &HintInputs, collector: &mut Collector, stated: &mut Vec<H
         stated.extend(collector.absolute("resets_at", resets_at, unix_ms));
     }
     for kind in inputs.message_hints {
-        for (text, lower) in facts.texts().zip(facts.lowercase_texts()) {
-            if let Some(hint) = message_hint(*kind, text, lower, collector) {
+        for (text, lower) in facts.plain_texts().zip(facts.lowercase_texts()) {
+            if let Some(hint) = message_hint(*kind, text, lower, inputs.time_zone, collector) {
                 stated.push(hint);
                 break;
             }
         }
+    }
+    if inputs.text_waits
+        && let Some((text, wait)) = facts
+            .plain_texts()
+            .zip(&facts.text_waits)
+            .find_map(|(text, wait)| Some((text, wait.as_ref()?)))
+    {
+        let shown = text.get(wait.shown.clone()).unwrap_or_default();
+        stated.extend(collector.relative("message", shown, wait.parsed));
     }
 }
 
@@ -266,9 +289,16 @@ fn rate_limit_resets(headers: &Headers, collector: &mut Collector, resets: &mut 
             .strip_prefix("anthropic-ratelimit-")
             .and_then(|rest| rest.strip_suffix("-reset"))
         {
+            // API keys' limits count down `-remaining`; subscription windows
+            // (`unified`, `unified-5h`, `unified-7d`) say `-status: rejected` and give
+            // their reset in unix seconds.
             let remaining = headers.get(&format!("anthropic-ratelimit-{limit}-remaining"));
-            if let Some(hint) = collector.absolute(name, value, parse_rfc3339_ms(value)) {
-                resets.push((hint, is_zero(remaining)));
+            let rejected = headers
+                .get(&format!("anthropic-ratelimit-{limit}-status"))
+                .is_some_and(is_rejected);
+            let unix_ms = parse_rfc3339_ms(value).or_else(|| epoch_ms(value));
+            if let Some(hint) = collector.absolute(name, value, unix_ms) {
+                resets.push((hint, is_zero(remaining) || rejected));
             }
             continue;
         }
@@ -297,6 +327,22 @@ fn rate_limit_resets(headers: &Headers, collector: &mut Collector, resets: &mut 
     }
 }
 
+/// Whether an `anthropic-ratelimit-unified-*-status` says the window refuses requests.
+pub(crate) fn is_rejected(status: &str) -> bool {
+    status.trim().eq_ignore_ascii_case("rejected")
+}
+
+/// Whether any Anthropic subscription window (`anthropic-ratelimit-unified-status`,
+/// `-unified-5h-status`, ...) says it refuses requests: a plan's usage limit, not a
+/// per-minute throttle.
+pub(crate) fn subscription_window_rejected(headers: &Headers) -> bool {
+    headers.iter().any(|(name, value)| {
+        name.starts_with("anthropic-ratelimit-unified")
+            && name.ends_with("-status")
+            && is_rejected(value)
+    })
+}
+
 fn is_zero(remaining: Option<&str>) -> bool {
     remaining
         .and_then(|text| text.trim().parse::<f64>().ok())
@@ -309,29 +355,10 @@ fn message_hint(
     kind: MessageHint,
     text: &str,
     lower: &str,
+    time_zone: Option<&TimeZone>,
     collector: &mut Collector,
 ) -> Option<Hint> {
     match kind {
-        MessageHint::TryAgainIn => {
-            let rest = after_any(text, lower, &TRY_AGAIN_IN)?;
-            let first_word = rest.split_whitespace().next().unwrap_or("");
-            let token = first_word.trim_end_matches(['.', ',', ')', ';']);
-            if let Ok(milliseconds) = parse_go_duration_ms(token) {
-                return collector.relative("message", token, Ok(milliseconds));
-            }
-            let spelled = parse_spelled_duration_ms(rest)?;
-            collector.relative("message", crate::redact::prefix(rest, 40), Ok(spelled))
-        }
-        MessageHint::RetryAfterSeconds => {
-            let rest = after_any(text, lower, &RETRY_AFTER)?;
-            let mut words = rest.split_whitespace();
-            let number = words.next()?;
-            let unit = words.next()?;
-            if !unit.to_ascii_lowercase().starts_with("second") {
-                return None;
-            }
-            collector.relative("message", number, parse_number_ms(number, 1_000.0))
-        }
         MessageHint::EpochAfterPipe => {
             let marker = memchr::memmem::find(text.as_bytes(), b"limit reached|")?;
             let rest = &text[marker + "limit reached|".len()..];
@@ -344,81 +371,184 @@ fn message_hint(
             }
             collector.absolute("message", digits, epoch_ms(digits))
         }
-        MessageHint::TryAgainAt => {
-            let rest = after_any(text, lower, &TRY_AGAIN_AT)?;
-            let candidate = rest.trim_end_matches(['.', ' ']);
-            match parse_rfc3339_ms(candidate) {
-                Some(unix_ms) => collector.absolute("message", candidate, Some(unix_ms)),
-                None => {
-                    collector.drop(
-                        "message",
-                        crate::redact::prefix(candidate, 40),
-                        DropReason::NoDateOrZone,
-                    );
+        MessageHint::WallClock => wall_clock_hint(text, lower, time_zone, collector),
+    }
+}
+
+/// A wall-clock reset the text states, resolved in its zone: the first occurrence of a
+/// phrase followed by a date or time the catalogue reads.
+fn wall_clock_hint(
+    text: &str,
+    lower: &str,
+    time_zone: Option<&TimeZone>,
+    collector: &mut Collector,
+) -> Option<Hint> {
+    for (phrase, promises_a_time) in WALL_CLOCK.iter() {
+        for start in phrase.find_iter(lower.as_bytes()) {
+            let Some(rest) = text.get(start + phrase.needle().len()..) else {
+                continue;
+            };
+            let Some(clock) = wall_clock::parse(rest) else {
+                // "try again at" promises a time: one the catalogue cannot read is
+                // reported. "resets" may be followed by anything ("resets every 5h").
+                if *promises_a_time {
+                    let shown = crate::redact::prefix(rest, 40).trim_end_matches(['.', ',', ';']);
+                    collector.drop("message", shown, DropReason::Unparsable);
+                    return None;
+                }
+                continue;
+            };
+            let shown = rest[..clock.len].trim_end_matches(['.', ',', ';']);
+            return match wall_clock::resolve(&clock, collector.observed_at_ms, time_zone) {
+                Ok(unix_ms) => collector.absolute("message", shown, Some(unix_ms)),
+                Err(Unresolved::NoZone) => {
+                    collector.drop("message", shown, DropReason::NoDateOrZone);
                     None
                 }
-            }
-        }
-        MessageHint::RegainAccessOn => {
-            let rest = after_any(text, lower, &REGAIN_ACCESS_ON)?;
-            // `2026-12-01 at 00:00 UTC`
-            let date = rest.get(..10)?;
-            let time = rest.get(10..)?.trim_start().strip_prefix("at ")?;
-            let clock = time.get(..5)?;
-            let zone = time.get(5..)?.trim_start();
-            if !zone.starts_with("UTC") {
-                collector.drop(
-                    "message",
-                    crate::redact::prefix(rest, 40),
-                    DropReason::NoDateOrZone,
-                );
-                return None;
-            }
-            let stamp = format!("{date}T{clock}:00Z");
-            collector.absolute("message", &stamp, parse_rfc3339_ms(&stamp))
-        }
-        MessageHint::ResetsWallClock => {
-            let rest = after_any(text, lower, &RESETS)?;
-            let clock = rest.split(['.', '\n', '·']).next().unwrap_or(rest).trim();
-            if clock.is_empty() || !clock.starts_with(|character: char| character.is_ascii_digit())
-            {
-                return None;
-            }
-            collector.drop(
-                "message",
-                crate::redact::prefix(clock, 40),
-                DropReason::NoDateOrZone,
-            );
-            None
+                Err(Unresolved::Invalid | Unresolved::Ambiguous) => {
+                    collector.drop("message", shown, DropReason::Unparsable);
+                    None
+                }
+            };
         }
     }
+    None
 }
 
-// The phrases a message states a time after, by hint; the searchers are built once.
-static TRY_AGAIN_IN: LazyLock<Phrases> =
-    LazyLock::new(|| Phrases::new(&["try again in ", "retry in "]));
-static RETRY_AFTER: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["retry after "]));
-static TRY_AGAIN_AT: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["try again at "]));
-static REGAIN_ACCESS_ON: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["regain access on "]));
-static RESETS: LazyLock<Phrases> = LazyLock::new(|| Phrases::new(&["resets ", "reset at "]));
+/// A wait one text states, found once per classification: where its value is in the
+/// text (for `hints_dropped`), and the value (`Err(true)`: negative).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TextWait {
+    /// The byte range of the value as written, in the text's [`Facts::plain_texts`] form.
+    pub shown: Range<usize>,
+    /// The wait in milliseconds, or `Err(true)` for a negative one.
+    pub parsed: Result<u64, bool>,
+}
 
-/// Lowercase phrases in order of preference, one searcher each.
-struct Phrases(Vec<Finder<'static>>);
+/// The wait each text of the facts states, in [`Facts::texts`] order.
+pub(crate) fn text_waits(facts: &Facts) -> SmallVec<[Option<TextWait>; 2]> {
+    facts
+        .plain_texts()
+        .zip(facts.lowercase_texts())
+        .enumerate()
+        .map(|(index, (text, lower))| text_wait(text, lower, facts.is_output(index)))
+        .collect()
+}
 
-impl Phrases {
-    fn new(phrases: &[&'static str]) -> Self {
-        Self(phrases.iter().map(|&phrase| Finder::new(phrase)).collect())
+/// A wait the text states ("Please try again in 6ms", "retry after 2 seconds", "try
+/// again in 5 days 22 hours"): the first phrase followed by a duration. In CLI output
+/// (`output`), which also carries the model's own words ("let me retry in 10
+/// minutes"), a wait counts only after words naming a failure ("Rate limit reached ...
+/// try again in 12s").
+fn text_wait(text: &str, lower: &str, is_output: bool) -> Option<TextWait> {
+    for phrase in WAIT_PHRASES.find_iter(lower) {
+        if is_output && !names_a_failure_before(lower, phrase.start()) {
+            continue;
+        }
+        let Some(after) = text.get(phrase.end()..) else {
+            continue;
+        };
+        let rest = after.trim_start();
+        let rest = ["about ", "approximately ", "~"]
+            .iter()
+            .find_map(|filler| rest.strip_prefix(filler))
+            .unwrap_or(rest);
+        let offset = text.len() - rest.len();
+        // `1.2s.`, `9m38.016s`, `5h59m59s.","type":...` (JSON around it): the duration
+        // is the run of digits, dots and unit letters.
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == 'µ'))
+            .unwrap_or(rest.len());
+        let token = rest[..end].trim_end_matches('.');
+        let parsed = match parse_go_duration_ms(token) {
+            Ok(milliseconds) => Some((token.len(), Ok(milliseconds))),
+            Err(true) => Some((token.len(), Err(true))),
+            Err(false) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
+                .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), Ok(milliseconds))),
+        };
+        if let Some((length, parsed)) = parsed {
+            return Some(TextWait {
+                shown: offset..offset + length,
+                parsed,
+            });
+        }
     }
+    None
 }
 
-/// The text after the first occurrence of the first of `phrases` that occurs in `text`
-/// (`lower` is `text` ASCII-lowercased).
-fn after_any<'t>(text: &'t str, lower: &str, phrases: &Phrases) -> Option<&'t str> {
-    phrases.0.iter().find_map(|phrase| {
-        let start = phrase.find(lower.as_bytes())?;
-        text.get(start + phrase.needle().len()..)
-    })
+/// Whether words naming a failure come shortly before `at` in `lower` (in the same
+/// statement, within 300 bytes).
+fn names_a_failure_before(lower: &str, at: usize) -> bool {
+    let mut from = at.saturating_sub(300);
+    while !lower.is_char_boundary(from) {
+        from += 1;
+    }
+    FAILURE_WORDS.is_match(&lower[from..at])
 }
+
+/// Words that name a failure, lowercase.
+static FAILURE_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::new([
+        "error",
+        "limit",
+        "exceeded",
+        "exhausted",
+        "quota",
+        "overloaded",
+        "unavailable",
+        "capacity",
+        "throttl",
+        "too many requests",
+        "429",
+        "503",
+        "failed",
+        "denied",
+    ])
+    .expect("failure words are valid patterns")
+});
+
+/// The longest wait the response states before any rule is chosen (`retry-after-ms`,
+/// `retry-after` in seconds, a wait in the text), for rules that read how long a
+/// provider asks to wait (a day-long wait is a quota, not throttling). The longest:
+/// a short header beside a day-long statement does not make a quota look passing.
+pub(crate) fn stated_wait_ms(headers: &Headers, waits: &[Option<TextWait>]) -> Option<u64> {
+    let from_headers = [("retry-after-ms", 1.0), ("retry-after", 1_000.0)]
+        .into_iter()
+        .filter_map(|(name, unit_ms)| parse_number_ms(headers.get(name)?, unit_ms).ok());
+    let from_text = waits.iter().flatten().filter_map(|wait| wait.parsed.ok());
+    from_headers.chain(from_text).max()
+}
+
+// The phrases a message states a wait after, lowercase; the searcher is built once.
+static WAIT_PHRASES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build([
+            "try again in ",
+            "retry in ",
+            "retry after ",
+            "try again after ",
+            "please wait ",
+            // Cloud Code: "Your quota will reset after 51s."
+            "reset after ",
+            "resets in ",
+        ])
+        .expect("wait phrases are valid patterns")
+});
+/// Phrases a wall-clock reset follows, and whether the phrase promises a time (what
+/// follows "resets" may be anything: "resets every 5h").
+static WALL_CLOCK: LazyLock<Vec<(Finder<'static>, bool)>> = LazyLock::new(|| {
+    [
+        ("resets at ", true),
+        ("reset at ", true),
+        ("resets ", false),
+        ("try again at ", true),
+        ("regain access on ", true),
+    ]
+    .into_iter()
+    .map(|(phrase, promises_a_time)| (Finder::new(phrase), promises_a_time))
+    .collect()
+});
 
 #[cfg(test)]
 mod tests {
@@ -439,13 +569,20 @@ mod tests {
         for (name, value) in headers {
             evidence = evidence.with_header(name, value);
         }
-        let facts = Facts::gather(Some(429), None, body, None);
+        let mut facts = Facts::gather(Some(429), None, body, None);
+        facts.text_waits = text_waits(&facts);
+        let berlin = wall_clock::time_zone("Europe/Berlin");
         let outcome = select_hint(&HintInputs {
             headers: &evidence.headers,
             facts: &facts,
             message_hints,
+            text_waits: true,
             limit_code: true,
             observed_at_ms: OBSERVED,
+            time_zone: body
+                .is_some_and(|body| body.contains("(Berlin time)"))
+                .then_some(berlin.as_ref())
+                .flatten(),
         });
         let reasons: Vec<DropReason> = outcome.dropped.iter().map(|hint| hint.reason).collect();
         assert_eq!(
@@ -546,52 +683,118 @@ mod tests {
             &[],
             (Some(39_000), Some(OBSERVED + 39_000), &[]),
         );
-        // Catalogued messages.
+        // Waits stated in the text, whoever wrote them.
+        let waits: [(&str, u64); 9] = [
+            (
+                r#"{"error":{"message":"Rate limit reached ... Please try again in 9m38.016s. Need more tokens?","code":"rate_limit_exceeded"}}"#,
+                578_016,
+            ),
+            (
+                "You've hit your usage limit. Upgrade to Pro or try again in 2 days 17 hours 14 minutes.",
+                234_840_000,
+            ),
+            ("Rate limit exceeded, try again in 11 seconds", 11_000),
+            ("Please retry in 15.003s.", 15_003),
+            (
+                "Requests to the ChatCompletions_Create Operation have exceeded call rate limit. Please retry after 2 seconds.",
+                2_000,
+            ),
+            ("Try again in 20ms", 20),
+            (
+                "stream disconnected before completion: Rate limit reached for gpt-5. Please try again in 1.2s.",
+                1_200,
+            ),
+            ("please wait about 30 seconds before retrying", 30_000),
+            // A phrase without a duration is passed over for the next one.
+            ("Try again in a moment, or retry after 5s", 5_000),
+        ];
+        for (body, milliseconds) in waits {
+            check(
+                &[],
+                Some(body),
+                &[],
+                (
+                    Some(milliseconds),
+                    Some(OBSERVED + milliseconds as i64),
+                    &[],
+                ),
+            );
+        }
+        check(&[], Some("try again in a moment"), &[], (None, None, &[]));
+        // A later statement is read when the first names no time; any case, any script.
         check(
             &[],
-            Some(
-                r#"{"error":{"message":"Rate limit reached ... Please try again in 9m38.016s. Need more tokens?","code":"rate_limit_exceeded"}}"#,
-            ),
-            &[MessageHint::TryAgainIn],
-            (Some(578_016), Some(OBSERVED + 578_016), &[]),
+            Some("Your limit resets every 5 hours. Next: resets 3pm (UTC)"),
+            &[MessageHint::WallClock],
+            (None, Some(OBSERVED + 13 * 3_600_000), &[]),
         );
         check(
             &[],
-            Some(
-                "You've hit your usage limit. Upgrade to Pro or try again in 2 days 17 hours 14 minutes.",
-            ),
-            &[MessageHint::TryAgainIn],
-            (Some(234_840_000), Some(OBSERVED + 234_840_000), &[]),
+            Some("ÉRESETS 2PM (UTC) — 限度 🙂"),
+            &[MessageHint::WallClock],
+            (None, Some(OBSERVED + 12 * 3_600_000), &[]),
+        );
+        // A CLI's own backoff is not the provider's statement.
+        check(
+            &[],
+            Some("Retrying in 5 seconds… (attempt 1/10)"),
+            &[],
+            (None, None, &[]),
+        );
+        check(
+            &[],
+            Some("try again in 9 days"),
+            &[],
+            (None, None, &[TooFar]),
         );
         check(
             &[],
             Some("Claude AI usage limit reached|1796022000"),
-            &[MessageHint::EpochAfterPipe, MessageHint::ResetsWallClock],
+            &[MessageHint::EpochAfterPipe, MessageHint::WallClock],
             (None, Some(1_796_022_000_000), &[]),
         );
+        // Wall-clock resets: in the printed zone, else the evidence's, else not a hint.
         check(
             &[],
             Some("5-hour limit reached ∙ resets 3pm"),
-            &[MessageHint::ResetsWallClock],
+            &[MessageHint::WallClock],
             (None, None, &[NoDateOrZone]),
         );
-        // Without a catalogued rule, the same words are not a hint.
-        check(&[], Some("please try again in 5s"), &[], (None, None, &[]));
-    }
-
-    #[test]
-    fn phrases_are_found_in_any_case_the_first_listed_first() {
-        let after = |text: &'static str, phrases: &Phrases| {
-            after_any(text, &text.to_ascii_lowercase(), phrases)
-        };
-        assert_eq!(after("Please Try Again in 6ms", &TRY_AGAIN_IN), Some("6ms"));
-        assert_eq!(after("ÉTRY AGAIN IN 2s", &TRY_AGAIN_IN), Some("2s"));
-        // The first listed phrase wins wherever it is.
-        assert_eq!(
-            after("Retry in 1s, or try again in 2s", &TRY_AGAIN_IN),
-            Some("2s")
+        check(
+            &[],
+            Some("5-hour limit reached ∙ resets 3pm (Berlin time)"),
+            &[MessageHint::WallClock],
+            (None, Some(OBSERVED + 12 * 3_600_000), &[]),
         );
-        assert_eq!(after("retry in 1s", &TRY_AGAIN_IN), Some("1s"));
-        assert_eq!(after("nothing to see", &TRY_AGAIN_IN), None);
+        check(
+            &[],
+            Some("You've hit your limit · resets 12:50am (America/New_York)"),
+            &[MessageHint::WallClock],
+            (None, Some(OBSERVED + 3 * 3_600_000 + 50 * 60_000), &[]),
+        );
+        check(
+            &[],
+            Some("Access resets at 10:57 PM GMT-3."),
+            &[MessageHint::WallClock],
+            (None, Some(OBSERVED + 23 * 3_600_000 + 57 * 60_000), &[]),
+        );
+        check(
+            &[],
+            Some("You will regain access on 2026-12-01 at 00:00 UTC."),
+            &[MessageHint::WallClock],
+            (None, Some(OBSERVED + 22 * 3_600_000), &[]),
+        );
+        check(
+            &[],
+            Some("try again at Jul 5th, 2026 8:19 PM GMT"),
+            &[MessageHint::WallClock],
+            (None, None, &[Past]),
+        );
+        check(
+            &[],
+            Some("resets Dec 31, 9am (UTC)"),
+            &[MessageHint::WallClock],
+            (None, None, &[TooFar]),
+        );
     }
 }

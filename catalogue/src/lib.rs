@@ -13,7 +13,9 @@
 //! - `rules`: the rules, as data, one table per family (see `CATALOGUE.md`).
 //! - `catalogue`: the compiled catalogue and the matching (rank, conflicts); `rule_set`:
 //!   the allocation-free rule sets and key indexes it matches with.
-//! - `hints`, `time`: timing hints (SPEC 2.3), sanitized, with their precedence.
+//! - `hints`, `time`, `wall_clock`: timing hints (SPEC 2.3), sanitized, with their
+//!   precedence; wall-clock resets resolved in the zone printed beside them (or the
+//!   evidence's), with the time-zone database bundled into the binary.
 //! - `redact`: safe causes (SPEC 2.4).
 //! - `output`: the verdict (SPEC 2.5), wrapping the policy crate's `Classification`.
 //! - `stream`: `switchback classify`'s line-by-line semantics.
@@ -44,6 +46,7 @@ mod rule_set;
 mod rules;
 mod stream;
 mod time;
+mod wall_clock;
 mod wire;
 
 pub use crate::catalogue::{Catalogue, UNKNOWN_RULE};
@@ -53,11 +56,12 @@ pub use hints::{DropReason, DroppedHint, MAX_HINT_MS};
 pub use output::CatalogueClassification;
 pub use redact::{MAX_SAFE_CAUSE_CHARS, safe_cause};
 pub use stream::{ClassifyLinesError, LineCounts, classify_lines};
+pub use wall_clock::{time_zone, time_zone_names};
 
 use policy::SemanticCode;
 
 /// The catalogue version stored with every classification it makes.
-pub const CATALOGUE_VERSION: &str = "2026.12.0";
+pub const CATALOGUE_VERSION: &str = "2026.12.1";
 
 /// Classifies one piece of evidence with the shared catalogue; `now_ms` (unix
 /// milliseconds) stands in for a missing `observed_at`.

@@ -95,7 +95,7 @@ pub(crate) fn parse_spelled_duration_ms(text: &str) -> Option<u64> {
     let mut pending: Option<f64> = None;
     let mut pairs = 0;
     for raw_word in text.split(|c: char| c.is_whitespace() || c == ',') {
-        let word = raw_word.trim_matches(|c: char| c == '~' || c == '.' || c == ')' || c == '(');
+        let word = raw_word.trim_matches(|c: char| matches!(c, '~' | '.' | ')' | '(' | ';' | ':'));
         if word.is_empty() || word == "and" {
             continue;
         }

@@ -4,15 +4,18 @@
 
 use policy::SemanticCode::*;
 
-use super::{MessageHint, Rule, rule};
+use super::{MessageHint, Predicate, Rule, rule};
 
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
     // Messages that refine the error type.
+    // A Claude subscription (OAuth) window is used up: the 429 says `rate_limit_error`,
+    // the `anthropic-ratelimit-unified-*-status: rejected` headers say whose limit.
+    rule("anthropic.subscription_window_rejected", UsageLimited).when(Predicate::WindowRejected),
     rule("anthropic.credit_balance_too_low", InsufficientCredits).text(&["credit balance is too low"]),
     rule("anthropic.api_usage_limits", InsufficientCredits)
         .text(&["reached your specified api usage limits"])
-        .hints(&[MessageHint::RegainAccessOn]),
+        .hints(&[MessageHint::WallClock]),
     rule("anthropic.spend_limit", InsufficientCredits).text(&["spend limit"]),
     rule("anthropic.prompt_too_long", ContextLengthExceeded).text(&["prompt is too long"]),
     rule("anthropic.context_limit", ContextLengthExceeded).text(&["exceed context limit"]),

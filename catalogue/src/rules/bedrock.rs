@@ -29,4 +29,12 @@ pub(crate) const RULES: &[Rule] = &[
     rule("bedrock.invalid_signature", AuthFailed).error_type("InvalidSignatureException"),
     rule("bedrock.resource_not_found", ModelUnavailable).error_type("ResourceNotFoundException"),
     rule("bedrock.validation", InvalidRequest).error_type("ValidationException"),
+    // Exception names printed outside any parsed field: LiteLLM's dump of an event-stream
+    // frame (`':exception-type': 'serviceUnavailableException'`), `internalServerException
+    // {...}` in a log line. Stream events spell them lowerCamel. A validation exception
+    // printed alone says too little ("ValidationException: Operation not allowed" is an
+    // account matter): only its parsed type counts.
+    rule("bedrock.throttling_text", RateLimited).text(&["throttlingexception"]).general(),
+    rule("bedrock.service_unavailable_text", Overloaded).text(&["serviceunavailableexception"]).general(),
+    rule("bedrock.internal_server_text", ServerError).text(&["internalserverexception"]).general(),
 ];

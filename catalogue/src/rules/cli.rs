@@ -5,22 +5,30 @@ use policy::SemanticCode::*;
 
 use super::{MessageHint, Rule, rule};
 
+const WALL_CLOCK: &[MessageHint] = &[MessageHint::WallClock];
+
+// A CLI's own words for its plan's usage window outrank everything but other rank-7
+// rules: they say whose limit it is (a day-long wait with "daily" is still the plan's
+// window, not a quota).
+
 /// Claude Code.
 #[rustfmt::skip]
 pub(crate) const CLAUDE_CODE: &[Rule] = &[
     rule("claude_code.usage_limit_reached", UsageLimited)
         .text(&["usage limit reached"])
-        .hints(&[MessageHint::EpochAfterPipe, MessageHint::ResetsWallClock]),
-    rule("claude_code.hit_your_limit", UsageLimited).text(&["hit your limit"]).hints(&[MessageHint::ResetsWallClock]),
-    rule("claude_code.five_hour_limit", UsageLimited).text(&["5-hour limit reached"]).hints(&[MessageHint::ResetsWallClock]),
-    rule("claude_code.weekly_limit", UsageLimited).text(&["weekly limit reached"]).hints(&[MessageHint::ResetsWallClock]),
+        .hints(&[MessageHint::EpochAfterPipe, MessageHint::WallClock]).outranks(),
+    rule("claude_code.hit_your_limit", UsageLimited)
+        .text_any(&["hit your limit", "hit your weekly limit", "hit your session limit", "hit your opus limit", "hit your sonnet limit"])
+        .hints(WALL_CLOCK).outranks(),
+    rule("claude_code.five_hour_limit", UsageLimited).text(&["5-hour limit reached"]).hints(WALL_CLOCK).outranks(),
+    rule("claude_code.weekly_limit", UsageLimited).text(&["weekly limit reached"]).hints(WALL_CLOCK).outranks(),
     rule("claude_code.invalid_api_key", AuthFailed).text(&["invalid api key"]),
     rule("claude_code.missing_api_key", CredentialsMissing).text(&["missing api key"]),
     rule("claude_code.not_logged_in", CredentialsMissing).text(&["not logged in"]),
     rule("claude_code.credit_balance_too_low", InsufficientCredits).text(&["credit balance too low"]),
     rule("claude_code.oauth_token_expired", AuthFailed).text(&["oauth token has expired"]),
     rule("claude_code.request_timed_out", Timeout).text(&["request timed out"]),
-    rule("claude_code.connection_error", Network).text(&["connection error"]),
+    rule("claude_code.connection_error", Network).text(&["connection error"]).broad(),
 ];
 
 /// Codex.
@@ -29,17 +37,19 @@ pub(crate) const CODEX: &[Rule] = &[
     rule("codex.exceeds_context_window", ContextLengthExceeded).text(&["exceeds the context window"]).outranks(),
     rule("codex.usage_limit", UsageLimited)
         .text(&["hit your usage limit"])
-        .hints(&[MessageHint::TryAgainIn, MessageHint::TryAgainAt]),
+        .hints(WALL_CLOCK).outranks(),
     rule("codex.quota_exceeded", InsufficientCredits).text(&["quota exceeded. check your plan and billing details"]),
-    rule("codex.stream_disconnected", Network).text(&["stream disconnected before completion"]),
-    rule("codex.error_sending_request", Network).text(&["error sending request for url"]),
+    rule("codex.stream_disconnected", Network).text(&["stream disconnected before completion"]).broad(),
+    rule("codex.error_sending_request", Network).text(&["error sending request for url"]).broad(),
     rule("codex.usage_limit_reached", UsageLimited).error_type("usage_limit_reached"),
 ];
 
 /// The Gemini CLI.
 #[rustfmt::skip]
 pub(crate) const GEMINI_CLI: &[Rule] = &[
+    // "Usage limit reached for gemini-2.5-pro. Access resets at 3:45 PM PST."
+    rule("gemini_cli.usage_limit_reached", UsageLimited).text(&["usage limit reached for"]).hints(WALL_CLOCK).outranks(),
     rule("gemini_cli.daily_quota", QuotaExhausted).text(&["reached your daily"]),
     rule("gemini_cli.quota_per_day", QuotaExhausted).text(&["quota exceeded for quota metric", "per day"]),
-    rule("gemini_cli.resource_exhausted_text", RateLimited).text(&["resource_exhausted"]).hints(&[MessageHint::TryAgainIn]),
+    rule("gemini_cli.resource_exhausted_text", RateLimited).text(&["resource_exhausted"]),
 ];

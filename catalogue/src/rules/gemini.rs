@@ -4,36 +4,33 @@
 
 use policy::SemanticCode::*;
 
-use super::{MessageHint, Rule, rule};
-
-const RETRY_IN: &[MessageHint] = &[MessageHint::TryAgainIn];
+use super::{Rule, rule};
 
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
     // A per-day quota is hard even with a short RetryInfo, and even when a per-minute
     // quota is exceeded too; per-minute alone stays transient.
-    rule("gemini.quota_per_day", QuotaExhausted).quota("perday").hints(RETRY_IN).outranks(),
-    rule("gemini.quota_metric_per_day", QuotaExhausted).quota("per_day").hints(RETRY_IN).outranks(),
+    rule("gemini.quota_per_day", QuotaExhausted).quota("perday").outranks(),
     // The same quota ids quoted in text (SDK and CLI logs that print the error).
-    rule("gemini.quota_per_day_text", QuotaExhausted).text(&["perday"]).hints(RETRY_IN).outranks(),
-    rule("gemini.quota_limit_zero", QuotaExhausted).text(&["limit: 0,"]).hints(RETRY_IN).outranks(),
+    rule("gemini.quota_per_day_text", QuotaExhausted).text(&["perday"]).outranks(),
+    rule("gemini.quota_limit_zero", QuotaExhausted).text(&["limit: 0,"]).outranks(),
     rule("gemini.input_token_count", ContextLengthExceeded).text(&["exceeds the maximum number of tokens allowed"]),
     rule("gemini.user_location", ProviderMisconfigured).text(&["user location is not supported"]),
     rule("gemini.free_tier_country", ProviderMisconfigured).text(&["free tier is not available in your country"]),
     rule("gemini.api_key_not_valid", AuthFailed).text(&["api key not valid"]),
-    rule("gemini.resource_exhausted_text", RateLimited).text(&["resource has been exhausted"]).hints(RETRY_IN),
+    rule("gemini.resource_exhausted_text", RateLimited).text(&["resource has been exhausted"]),
     rule("gemini.resource_exhausted_vertex_text", RateLimited).text(&["resource exhausted. please try again later"]),
     // ErrorInfo reasons and blockReason.
     rule("gemini.api_key_invalid", AuthFailed).error_code("API_KEY_INVALID"),
     rule("gemini.api_key_service_blocked", AuthFailed).error_code("API_KEY_SERVICE_BLOCKED"),
     rule("gemini.service_disabled", ProviderMisconfigured).error_code("SERVICE_DISABLED"),
     rule("gemini.billing_disabled", InsufficientCredits).error_code("BILLING_DISABLED"),
-    rule("gemini.rate_limit_exceeded", RateLimited).error_code("RATE_LIMIT_EXCEEDED").hints(RETRY_IN),
+    rule("gemini.rate_limit_exceeded", RateLimited).error_code("RATE_LIMIT_EXCEEDED"),
     rule("gemini.block_reason_safety", ContentFiltered).error_code("SAFETY"),
     rule("gemini.block_reason_prohibited", ContentFiltered).error_code("PROHIBITED_CONTENT"),
     rule("gemini.block_reason_blocklist", ContentFiltered).error_code("BLOCKLIST"),
     // Canonical statuses.
-    rule("gemini.resource_exhausted", RateLimited).error_type("RESOURCE_EXHAUSTED").hints(RETRY_IN),
+    rule("gemini.resource_exhausted", RateLimited).error_type("RESOURCE_EXHAUSTED"),
     rule("gemini.unavailable", Overloaded).error_type("UNAVAILABLE"),
     rule("gemini.internal", ServerError).error_type("INTERNAL"),
     rule("gemini.deadline_exceeded", Timeout).error_type("DEADLINE_EXCEEDED"),
@@ -43,4 +40,13 @@ pub(crate) const RULES: &[Rule] = &[
     rule("gemini.failed_precondition", ProviderMisconfigured).error_type("FAILED_PRECONDITION"),
     rule("gemini.invalid_argument", InvalidRequest).error_type("INVALID_ARGUMENT"),
     rule("gemini.cancelled", Cancelled).error_type("CANCELLED"),
+    // Cloud Code (Gemini CLI, Code Assist): "You have exhausted your capacity on this
+    // model. Your quota will reset after 51s." A day-long wait makes it a quota.
+    rule("gemini.capacity_exhausted", RateLimited).text(&["exhausted your capacity"]),
+    // Statuses printed by SDKs and CLIs outside any JSON (`503 UNAVAILABLE. {'error':
+    // ...}` in a Python dict, `got status: INTERNAL.`), when no parsed status decided.
+    rule("gemini.unavailable_text", Overloaded).text_any(&["503 unavailable", "status: unavailable", "'status': 'unavailable'"]).general(),
+    rule("gemini.deadline_exceeded_text", Timeout).text_any(&["deadline exceeded", "deadline_exceeded"]).general(),
+    rule("gemini.internal_text", ServerError).text_any(&["500 internal", "status: internal", "'status': 'internal'"]).general(),
+    rule("gemini.resource_exhausted_status_text", RateLimited).text_any(&["429 resource_exhausted", "'status': 'resource_exhausted'"]).general(),
 ];

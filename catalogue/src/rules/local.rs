@@ -24,11 +24,9 @@ pub(crate) const COMPATIBLE: &[Rule] = &[
     rule("compatible.context_size_exceeded", ContextLengthExceeded).text(&["context size has been exceeded"]),
     rule("compatible.exceeds_context_size", ContextLengthExceeded).text(&["exceeds the available context size"]),
     rule("compatible.loading_model", Overloaded).text(&["loading model"]),
-    rule("compatible.no_models_loaded", ModelUnavailable).text(&["no models loaded"]),
     rule("compatible.exceed_context_size_error", ContextLengthExceeded).error_type("exceed_context_size_error"),
     rule("compatible.unavailable_error", Overloaded).error_type("unavailable_error"),
     rule("compatible.not_supported_error", ProviderMisconfigured).error_type("not_supported_error"),
-    rule("compatible.permission_error", AuthFailed).error_type("permission_error"),
     rule("compatible.not_found_error", ModelUnavailable).error_type("NotFoundError"),
     rule("compatible.bad_request_error", InvalidRequest).error_type("BadRequestError"),
 ];

@@ -3,10 +3,11 @@
 //! A rule names what it needs (a status, an error type, an error code, message
 //! fragments, a quota id fragment, a transport name, a predicate) and the semantic code
 //! it means. All of a rule's conditions must hold. When several rules match, the most
-//! specific rank wins ([`Rule::rank`]): a bare status (1) < an error type or transport
-//! (2) < an error code (3) < message fragments, quota ids and predicates (4) < a rule
-//! marked [`Rule::outranks`] (5). Rules of the winning rank that disagree on the class
-//! make the classification low confidence.
+//! specific rank wins ([`Rule::rank`]): a bare status (1) < a [`Rule::broad`] fragment
+//! (2) < a [`Rule::general`] fragment (3) < an error type or a transport (4) < an error
+//! code (5) < message fragments, quota ids and predicates (6) < a rule marked
+//! [`Rule::outranks`] (7). Rules of the winning rank that disagree on the class make the
+//! classification low confidence.
 
 use policy::SemanticCode;
 
@@ -22,28 +23,39 @@ mod openai;
 mod openrouter;
 mod vendors;
 
-/// A check that reads numbers out of a message.
+/// A check that reads numbers out of the evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Predicate {
     /// `Limit N ... Requested M` with `M > N`: one request can never fit the limit.
     RequestedOverLimit,
+    /// The provider asks to wait an hour or more (`retry-after`, or a wait stated in
+    /// the text), and its words are about a quota, a pricing or usage tier, billing, a
+    /// day or a month: not a per-minute limit.
+    LongWaitOnQuota,
+    /// An Anthropic subscription window's `anthropic-ratelimit-unified-*-status` header
+    /// says `rejected`.
+    WindowRejected,
+    /// No HTTP status came back (a transport failure, CLI output quoting none): our own
+    /// connection failed. A certificate error inside a provider's 503 is the
+    /// provider's outage, not our misconfiguration.
+    NoResponse,
 }
 
-/// A catalogued message that states a time (SPEC 2.3), read only when its rule matched.
+/// The shortest wait [`Predicate::LongWaitOnQuota`] calls long: an hour.
+pub(crate) const LONG_WAIT_MS: u64 = 60 * 60 * 1000;
+
+/// A family-specific way a message states a time (SPEC 2.3), read only when its rule
+/// matched. Waits stated in words ("try again in 6ms", "retry after 2 seconds") are read
+/// from every error text and need no mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum MessageHint {
-    /// `try again in 9m38.016s`, `retry in 20.04s`, `try again in 5 days 22 hours`.
-    TryAgainIn,
-    /// Azure's `Please retry after 6 seconds`.
-    RetryAfterSeconds,
     /// Claude Code's `usage limit reached|1796022000` (unix seconds).
     EpochAfterPipe,
-    /// Codex's `try again at <time>`: a hint only with a date and a zone.
-    TryAgainAt,
-    /// Anthropic's `You will regain access on 2026-12-01 at 00:00 UTC`.
-    RegainAccessOn,
-    /// Claude Code's `resets 3pm`: a wall-clock time, never a hint (noted as dropped).
-    ResetsWallClock,
+    /// A wall-clock reset: Claude Code's `resets 3pm (America/New_York)`, the Gemini
+    /// CLI's `Access resets at 10:57 PM GMT-3`, Codex's `try again at Jul 5th, 2026 8:19
+    /// PM`, Anthropic's `regain access on 2026-12-01 at 00:00 UTC`. A hint only with a
+    /// zone, printed or the evidence's `time_zone`.
+    WallClock,
 }
 
 /// One catalogue rule. Build with [`rule`] and the `const` methods.
@@ -63,14 +75,23 @@ pub(crate) struct Rule {
     pub transport: Option<&'static str>,
     /// Message fragments that must all appear (ASCII case-insensitive).
     pub text: &'static [&'static str],
+    /// Wordings of which one must appear (ASCII case-insensitive): one meaning, said
+    /// in the ways providers, SDKs and CLIs print it.
+    pub text_any: &'static [&'static str],
+    /// With [`Rule::says`]: the exact wordings, one of which must appear; `text_any`
+    /// then holds the few short words they share, which the searcher looks for.
+    pub says: &'static [&'static str],
     /// A fragment that must appear in the lowercased quota ids.
     pub quota: Option<&'static str>,
     /// A numeric check on the messages.
     pub predicate: Option<Predicate>,
     /// The message hints this rule's messages may carry.
     pub hints: &'static [MessageHint],
-    /// Whether this rule outranks every other (rank 5).
+    /// Whether this rule outranks every other (rank 7).
     pub outranks: bool,
+    /// A rank its message fragments take instead of 6: see [`Rule::broad`] and
+    /// [`Rule::general`].
+    pub text_rank: Option<u8>,
 }
 
 /// A rule with an id and a code and no conditions yet.
@@ -83,10 +104,13 @@ pub(crate) const fn rule(id: &'static str, code: SemanticCode) -> Rule {
         error_code: None,
         transport: None,
         text: &[],
+        text_any: &[],
+        says: &[],
         quota: None,
         predicate: None,
         hints: &[],
         outranks: false,
+        text_rank: None,
     }
 }
 
@@ -121,6 +145,24 @@ impl Rule {
         self
     }
 
+    /// Needs one of these wordings.
+    pub const fn text_any(mut self, wordings: &'static [&'static str]) -> Self {
+        self.text_any = wordings;
+        self
+    }
+
+    /// Needs one of these wordings, found where one of the short `words` they share is:
+    /// many wordings of one meaning cost the family's searcher only those words.
+    pub const fn says(
+        mut self,
+        words: &'static [&'static str],
+        wordings: &'static [&'static str],
+    ) -> Self {
+        self.text_any = words;
+        self.says = wordings;
+        self
+    }
+
     /// Needs this fragment in the quota ids.
     pub const fn quota(mut self, quota: &'static str) -> Self {
         self.quota = Some(quota);
@@ -145,16 +187,45 @@ impl Rule {
         self
     }
 
+    /// Its fragments say only how the failure surfaced ("Connection error", "stream
+    /// disconnected"), not why: ranked just above a bare status (2), so any cause named
+    /// in the same text decides.
+    pub const fn broad(mut self) -> Self {
+        self.text_rank = Some(2);
+        self
+    }
+
+    /// Its fragments name a cause in words any provider or wrapper may use ("rate limit
+    /// exceeded"): rank 3, below error types (4) and codes (5), so a provider's own
+    /// type, code or a more specific message decides first, and a wrapper's words never
+    /// do. Such a rule holds only without a status, in a stream (200), or with a 429 or
+    /// a 5xx.
+    pub const fn general(mut self) -> Self {
+        self.text_rank = Some(3);
+        self
+    }
+
+    /// Whether its fragments are [`Rule::general`] words.
+    pub fn is_general(&self) -> bool {
+        self.text_rank == Some(3)
+    }
+
     /// How specific the rule is: the most specific matching rank wins.
     pub fn rank(&self) -> u8 {
         if self.outranks {
-            5
-        } else if !self.text.is_empty() || self.quota.is_some() || self.predicate.is_some() {
-            4
+            7
+        } else if let Some(rank) = self.text_rank {
+            rank
+        } else if !self.text.is_empty()
+            || !self.text_any.is_empty()
+            || self.quota.is_some()
+            || self.predicate.is_some()
+        {
+            6
         } else if self.error_code.is_some() {
-            3
+            5
         } else if self.error_type.is_some() || self.transport.is_some() {
-            2
+            4
         } else {
             1
         }
@@ -225,10 +296,11 @@ mod tests {
                     || rule.error_code.is_some()
                     || rule.transport.is_some()
                     || !rule.text.is_empty()
+                    || !rule.text_any.is_empty()
                     || rule.quota.is_some()
                     || rule.predicate.is_some();
                 assert!(has_condition, "{} matches everything", rule.id);
-                for fragment in rule.text {
+                for fragment in rule.text.iter().chain(rule.text_any).chain(rule.says) {
                     assert_eq!(
                         *fragment,
                         fragment.to_ascii_lowercase(),

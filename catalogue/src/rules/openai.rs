@@ -5,9 +5,7 @@
 
 use policy::SemanticCode::*;
 
-use super::{MessageHint, Predicate, Rule, rule};
-
-const TRY_AGAIN: &[MessageHint] = &[MessageHint::TryAgainIn];
+use super::{Predicate, Rule, rule};
 
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
@@ -17,8 +15,8 @@ pub(crate) const RULES: &[Rule] = &[
         .when(Predicate::RequestedOverLimit)
         .outranks(),
     // A per-day limit is a quota, even when the message says "try again in 9m".
-    rule("openai.tokens_per_day", QuotaExhausted).text(&["tokens per day"]).hints(TRY_AGAIN),
-    rule("openai.requests_per_day", QuotaExhausted).text(&["requests per day"]).hints(TRY_AGAIN),
+    rule("openai.tokens_per_day", QuotaExhausted).text(&["tokens per day"]).outranks(),
+    rule("openai.requests_per_day", QuotaExhausted).text(&["requests per day"]).outranks(),
     rule("openai.maximum_context_length", ContextLengthExceeded).text(&["maximum context length"]),
     rule("openai.currently_overloaded", Overloaded).text(&["currently overloaded"]),
     rule("openai.safety_system", ContentFiltered).text(&["rejected as a result of our safety system"]),
@@ -29,13 +27,12 @@ pub(crate) const RULES: &[Rule] = &[
     rule("openai.project_spend_limit_exceeded", InsufficientCredits).error_code("project_spend_limit_exceeded"),
     rule("openai.billing_not_active", InsufficientCredits).error_code("billing_not_active"),
     rule("openai.organization_usage_limit_exceeded", QuotaExhausted).error_code("organization_usage_limit_exceeded"),
-    rule("openai.rate_limit_exceeded", RateLimited).error_code("rate_limit_exceeded").hints(TRY_AGAIN),
+    rule("openai.rate_limit_exceeded", RateLimited).error_code("rate_limit_exceeded"),
     rule("openai.model_not_found", ModelUnavailable).error_code("model_not_found"),
     rule("openai.model_decommissioned", ModelUnavailable).error_code("model_decommissioned"),
     rule("openai.invalid_api_key", AuthFailed).error_code("invalid_api_key"),
     rule("openai.context_length_exceeded", ContextLengthExceeded).error_code("context_length_exceeded"),
     rule("openai.content_policy_violation", ContentFiltered).error_code("content_policy_violation"),
-    rule("openai.content_filter", ContentFiltered).error_code("content_filter"),
     rule("openai.unsupported_parameter", ProviderMisconfigured).error_code("unsupported_parameter"),
     rule("openai.unsupported_value", ProviderMisconfigured).error_code("unsupported_value"),
     rule("openai.unsupported_country_region_territory", ProviderMisconfigured).error_code("unsupported_country_region_territory"),
@@ -44,9 +41,9 @@ pub(crate) const RULES: &[Rule] = &[
     rule("openai.invalid_prompt", InvalidRequest).error_code("invalid_prompt"),
     // Types.
     rule("openai.type.insufficient_quota", InsufficientCredits).error_type("insufficient_quota"),
-    rule("openai.type.requests", RateLimited).error_type("requests").hints(TRY_AGAIN),
-    rule("openai.type.tokens", RateLimited).error_type("tokens").hints(TRY_AGAIN),
-    rule("openai.type.rate_limit_error", RateLimited).error_type("rate_limit_error").hints(TRY_AGAIN),
+    rule("openai.type.requests", RateLimited).error_type("requests"),
+    rule("openai.type.tokens", RateLimited).error_type("tokens"),
+    rule("openai.type.rate_limit_error", RateLimited).error_type("rate_limit_error"),
     rule("openai.type.authentication_error", AuthFailed).error_type("authentication_error"),
     rule("openai.type.server_error", ServerError).error_type("server_error"),
     rule("openai.type.service_unavailable_error", Overloaded).error_type("service_unavailable_error"),

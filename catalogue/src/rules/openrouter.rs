@@ -11,7 +11,6 @@ pub(crate) const RULES: &[Rule] = &[
     rule("openrouter.insufficient_credits", InsufficientCredits).text(&["insufficient credits"]),
     rule("openrouter.requires_more_credits", InsufficientCredits).text(&["requires more credits"]),
     rule("openrouter.input_flagged", ContentFiltered).text(&["input was flagged"]),
-    rule("openrouter.requires_moderation", ContentFiltered).text(&["requires moderation"]),
     rule("openrouter.no_endpoints_support", ProviderMisconfigured).text(&["no endpoints found that support"]),
     rule("openrouter.no_endpoints_data_policy", ProviderMisconfigured).text(&["no endpoints found matching your data policy"]),
     rule("openrouter.no_endpoints", ModelUnavailable).text(&["no endpoints found for"]),

@@ -3,14 +3,14 @@
 
 use policy::SemanticCode::*;
 
-use super::{MessageHint, Rule, rule};
+use super::{Rule, rule};
 
 /// Azure OpenAI. Source:
 /// <https://learn.microsoft.com/en-us/azure/ai-services/openai/concepts/content-filter>.
 #[rustfmt::skip]
 pub(crate) const AZURE: &[Rule] = &[
-    rule("azure.token_rate_limit", RateLimited).text(&["token rate limit"]).hints(&[MessageHint::RetryAfterSeconds]),
-    rule("azure.call_rate_limit", RateLimited).text(&["call rate limit"]).hints(&[MessageHint::RetryAfterSeconds]),
+    rule("azure.token_rate_limit", RateLimited).text(&["token rate limit"]),
+    rule("azure.call_rate_limit", RateLimited).text(&["call rate limit"]),
     rule("azure.deployment_does_not_exist", ModelUnavailable).text(&["api deployment for this resource does not exist"]),
     rule("azure.invalid_subscription_key", AuthFailed).text(&["invalid subscription key or wrong api endpoint"]),
     rule("azure.resource_not_found", ProviderMisconfigured).status(404).text(&["resource not found"]),
@@ -25,7 +25,6 @@ pub(crate) const AZURE: &[Rule] = &[
 #[rustfmt::skip]
 pub(crate) const MISTRAL: &[Rule] = &[
     rule("mistral.requests_rate_limit", RateLimited).text(&["requests rate limit exceeded"]),
-    rule("mistral.tokens_rate_limit", RateLimited).text(&["tokens rate limit exceeded"]),
     rule("mistral.service_tier_capacity", Overloaded).text(&["service tier capacity exceeded"]),
     rule("mistral.too_large_for_model", ContextLengthExceeded).text(&["too large for model with"]),
     rule("mistral.invalid_model_text", ModelUnavailable).text(&["invalid model"]),

@@ -1,6 +1,7 @@
 use api::read::Read;
 use api::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Timestamp};
 use catalogue::{CatalogueClassification, DropReason, Evidence};
+use policy::{ErrorCode, FieldError, FieldPath};
 
 use super::Services;
 use crate::error::AppError;
@@ -9,10 +10,30 @@ impl Services {
     /// Classify one piece of evidence (SPEC 2.1) with the catalogue; a missing
     /// `observed_at` means now.
     pub fn classify(&self, request: Read<EvidenceRequest>) -> Result<Classification, AppError> {
-        let request = request.check(EvidenceRequest::check)?;
+        let request = request.check(check_evidence)?;
         let verdict = catalogue::classify(&Evidence::from(&request), self.clock.now().as_millis());
         Ok(classification(verdict))
     }
+}
+
+/// The contract's checks of evidence, and one the contract crate cannot make (it is
+/// built for the browser too): a `time_zone` must name a zone of the catalogue's
+/// time-zone database.
+pub fn check_evidence(request: &EvidenceRequest) -> Result<EvidenceRequest, Vec<FieldError>> {
+    let checked = request.check();
+    let zone = request.time_zone.as_deref().map(str::trim);
+    if zone.is_none_or(|name| catalogue::time_zone(name).is_some()) {
+        return checked;
+    }
+    let mut errors = checked.err().unwrap_or_default();
+    if !errors.iter().any(|error| error.field == "time_zone") {
+        errors.push(FieldError::new(
+            &FieldPath::root().field("time_zone"),
+            ErrorCode::Enum,
+            "must be an IANA time zone name such as Europe/Berlin",
+        ));
+    }
+    Err(errors)
 }
 
 /// The catalogue's verdict as the API answers it.

@@ -8,7 +8,7 @@ mod profiles;
 mod providers;
 mod views;
 
-pub use classify::classification;
+pub use classify::{check_evidence, classification};
 
 use std::sync::Arc;
 

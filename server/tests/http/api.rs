@@ -511,7 +511,7 @@ async fn classify_answers_evidence_and_refuses_what_is_not() {
     );
     assert_eq!(body["retry_after_ms"], 20_000);
     assert_eq!(body["reset_at"], "2026-11-30T02:00:20Z");
-    assert_eq!(body["catalogue"], "2026.12.0");
+    assert_eq!(body["catalogue"], catalogue::CATALOGUE_VERSION);
 
     let (status, body) = api
         .call(Method::POST, "/api/classify", Some(json!({"status": 500})))
@@ -535,6 +535,40 @@ async fn classify_answers_evidence_and_refuses_what_is_not() {
         (
             StatusCode::UNPROCESSABLE_ENTITY,
             pairs(&[("status", "range")])
+        )
+    );
+
+    // A wall-clock reset printed without a zone is read in the evidence's time zone.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/classify",
+            Some(json!({
+                "provider": "claude_code",
+                "output": "You've hit your limit · resets 3pm",
+                "observed_at": "2026-11-30T02:00:00Z",
+                "time_zone": "Europe/Berlin",
+            })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (body["code"].as_str(), body["reset_at"].as_str()),
+        (Some("usage_limited"), Some("2026-11-30T14:00:00Z"))
+    );
+    // A zone the database does not know is refused at its field, beside the others.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/classify",
+            Some(json!({"provider": "claude_code", "status": 7, "time_zone": "Mars/Olympus_Mons"})),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("status", "range"), ("time_zone", "enum")])
         )
     );
 }

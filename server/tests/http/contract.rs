@@ -199,11 +199,17 @@ fn the_api_and_the_catalogue_agree_on_edge_cases() {
         json!({"provider": "openai", "body": 5}),
         json!({"provider": "openai", "output": ["x"]}),
         json!({"provider": "openai", "transport": "carrier_pigeon", "extra": {"deep": 1}}),
+        json!({"provider": "claude_code", "time_zone": " Europe/Berlin "}),
+        json!({"provider": "claude_code", "time_zone": "europe/berlin"}),
+        json!({"provider": "claude_code", "time_zone": "Mars/Olympus_Mons"}),
+        json!({"provider": "claude_code", "time_zone": "/etc/localtime"}),
+        json!({"provider": "claude_code", "time_zone": 3}),
+        json!({"provider": "claude_code", "time_zone": ""}),
     ];
     for case in cases {
         let catalogue = catalogue::Evidence::from_json_value(&case);
         let api = Read::<EvidenceRequest>::from_json(&case)
-            .check(EvidenceRequest::check)
+            .check(server::services::check_evidence)
             .map(|request| catalogue::Evidence::from(&request));
         match (&catalogue, &api) {
             (Ok(from_catalogue), Ok(from_api)) => assert_eq!(from_api, from_catalogue, "{case}"),

@@ -68,6 +68,16 @@ pub fn document(keys: &KeyEnvRules) -> Value {
 fn refined(openapi: &utoipa::openapi::OpenApi, keys: &KeyEnvRules) -> Value {
     let mut document = serde_json::to_value(openapi).expect("the document serializes");
     api::openapi::refine(&mut document, keys);
+    // The zones evidence may name are those of the catalogue's bundled database, which
+    // the contract crate (built for the browser too) does not carry.
+    let zones: Vec<Value> = std::iter::once(Value::Null)
+        .chain(catalogue::time_zone_names().into_iter().map(Value::String))
+        .collect();
+    let time_zone = document
+        .pointer_mut("/components/schemas/EvidenceRequest/properties/time_zone")
+        .and_then(Value::as_object_mut)
+        .expect("the document describes evidence's time_zone");
+    time_zone.insert("enum".to_owned(), Value::Array(zones));
     document
 }
 
