@@ -14,6 +14,7 @@
 //! - `backoff`, `schedule`: delays, the derived schedule, and its words.
 //! - `evaluate`: the decision after a failure (SPEC 4).
 //! - `escalation`: `max_tokens` escalation (SPEC 5).
+//! - `route`: the route machine, every transition of a route and its effects (SPEC 5).
 //! - `profile`, `provider`: the limits of profiles, and what a provider's kind and family are.
 //!
 //! ```
@@ -39,6 +40,7 @@ pub mod path;
 pub mod profile;
 pub mod provider;
 mod read;
+pub mod route;
 pub mod schedule;
 pub mod validate;
 

@@ -1,0 +1,792 @@
+//! The route machine (SPEC 5): every transition of a route as `(state, event) ->
+//! (state, effects)`, pure, the same on the server (which runs it) and in the browser
+//! (which shows only the actions valid now).
+//!
+//! Effects are data, in the order the engine performs them: [`RouteEffect::Persist`]
+//! first (one transaction that writes the new route with `generation + 1`, guarded by
+//! the old generation in the SQL), and only once that has committed, arming a
+//! deadline, handing the route to the dispatcher, sending a request, cancelling one in
+//! flight, and publishing the change. A transition the state does not allow is refused
+//! and changes nothing.
+//!
+//! ```
+//! use policy::route::*;
+//! let route = Route::new(0);
+//! let started = transition(&route, &RouteEvent::AttemptStarted, &RouteContext::default()).unwrap();
+//! assert_eq!(started.route.state, RouteState::Running);
+//! assert_eq!(started.route.generation, 1);
+//! assert_eq!(started.effects, [RouteEffect::Persist, RouteEffect::Send, RouteEffect::Publish]);
+//!
+//! let refused = transition(&started.route, &RouteEvent::Action(ManualAction::CancelWait), &RouteContext::default());
+//! assert_eq!(refused.unwrap_err(), Refused { state: RouteState::Running, event: "cancel_wait" });
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::evaluate::{Decision, HoldCause, StopCause};
+
+/// Where a route is (SPEC 5).
+///
+/// ```
+/// use policy::route::RouteState;
+/// assert_eq!(serde_json::to_value(RouteState::WaitingForReset).unwrap(), "waiting_for_reset");
+/// assert_eq!(RouteState::ALL.len(), 8);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteState {
+    /// Accepted, not yet dispatched. Entered by task creation and a new turn; left when
+    /// the dispatcher starts an attempt. No timer.
+    Queued,
+    /// An attempt was recorded as started and its request may be in flight. Entered by
+    /// a dispatch; left by the attempt's outcome or `stop`. No timer.
+    Running,
+    /// A `retry` decision is pending. Entered by evaluation; left by its deadline,
+    /// `retry_now`, `skip_now`, `cancel_wait` or `stop`. Timer: the retry's time.
+    RetryWait,
+    /// A reset wait, on the provider's own hint or an open circuit. Entered by
+    /// evaluation or an open circuit; left as a retry wait is. Timer: the reset.
+    WaitingForReset,
+    /// A deadline fired (or `retry_now`, or a skip): the dispatch is decided but no
+    /// attempt started yet. Left when the dispatcher starts one. No timer.
+    Retrying,
+    /// Needs a person. Entered by `hold` decisions, `cancel_wait`, and a restart that
+    /// finds an attempt started and never finished; left by `retry_now`, `skip_now`,
+    /// `stop`. No timer.
+    Held,
+    /// The turn's answer is stored. Left by a new turn. No timer.
+    Completed,
+    /// Ended: nothing more happens. Entered by `stop` decisions, `stop`, and a skip with
+    /// no candidate left.
+    Stopped,
+}
+
+impl RouteState {
+    /// Every state, in SPEC 5's order.
+    pub const ALL: [RouteState; 8] = [
+        Self::Queued,
+        Self::Running,
+        Self::RetryWait,
+        Self::WaitingForReset,
+        Self::Retrying,
+        Self::Held,
+        Self::Completed,
+        Self::Stopped,
+    ];
+
+    /// The name as SPEC 5 writes it.
+    ///
+    /// ```
+    /// assert_eq!(policy::route::RouteState::RetryWait.as_str(), "retry_wait");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::RetryWait => "retry_wait",
+            Self::WaitingForReset => "waiting_for_reset",
+            Self::Retrying => "retrying",
+            Self::Held => "held",
+            Self::Completed => "completed",
+            Self::Stopped => "stopped",
+        }
+    }
+
+    /// Whether a deadline is pending in this state.
+    pub fn has_deadline(self) -> bool {
+        matches!(self, Self::RetryWait | Self::WaitingForReset)
+    }
+
+    /// The manual actions valid in this state (SPEC 5), in the order pages show them.
+    ///
+    /// ```
+    /// use policy::route::{ManualAction, RouteState};
+    /// assert_eq!(RouteState::Held.actions(), [ManualAction::RetryNow, ManualAction::SkipNow, ManualAction::Stop]);
+    /// assert!(RouteState::Completed.actions().is_empty());
+    /// ```
+    pub fn actions(self) -> &'static [ManualAction] {
+        use ManualAction::*;
+        match self {
+            Self::RetryWait | Self::WaitingForReset => &[RetryNow, SkipNow, CancelWait, Stop],
+            Self::Held => &[RetryNow, SkipNow, Stop],
+            Self::Queued | Self::Running | Self::Retrying => &[Stop],
+            Self::Completed | Self::Stopped => &[],
+        }
+    }
+}
+
+/// Why a route is `held` or `stopped` (SPEC 5).
+///
+/// ```
+/// assert_eq!(serde_json::to_value(policy::route::RouteCause::CancelledWait).unwrap(), "cancelled_wait");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteCause {
+    /// The attempt produced partial output or may have had a side effect.
+    UnsafeEffect,
+    /// The catalogue did not recognise the error, or was not sure.
+    Unrecognized,
+    /// The error is the request's own: no recovery can help.
+    Unrecoverable,
+    /// The policy had nothing more to try.
+    Exhausted,
+    /// An attempt was started and never finished (the server stopped).
+    Interrupted,
+    /// A person cancelled a pending wait.
+    CancelledWait,
+    /// A person stopped the route.
+    StoppedByUser,
+    /// A skip found no enabled candidate left.
+    NoCandidate,
+}
+
+impl From<HoldCause> for RouteCause {
+    fn from(cause: HoldCause) -> Self {
+        match cause {
+            HoldCause::UnsafeEffect => Self::UnsafeEffect,
+            HoldCause::Unrecognized => Self::Unrecognized,
+        }
+    }
+}
+
+impl From<StopCause> for RouteCause {
+    fn from(cause: StopCause) -> Self {
+        match cause {
+            StopCause::Unrecoverable => Self::Unrecoverable,
+            StopCause::Exhausted => Self::Exhausted,
+        }
+    }
+}
+
+/// What a person can do to a route (SPEC 5).
+///
+/// ```
+/// use policy::route::ManualAction;
+/// assert_eq!(serde_json::from_value::<ManualAction>(serde_json::json!("skip_now")).unwrap(), ManualAction::SkipNow);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ManualAction {
+    /// Dispatch the current candidate now (a pending retry keeps its ordinal; from
+    /// `held`, a new episode).
+    RetryNow,
+    /// Move to the next enabled candidate now.
+    SkipNow,
+    /// Cancel a pending wait: the route is held for a person.
+    CancelWait,
+    /// End the route; a request in flight is cancelled.
+    Stop,
+}
+
+impl ManualAction {
+    /// Every action.
+    pub const ALL: [ManualAction; 4] =
+        [Self::RetryNow, Self::SkipNow, Self::CancelWait, Self::Stop];
+
+    /// The name as SPEC 5 writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RetryNow => "retry_now",
+            Self::SkipNow => "skip_now",
+            Self::CancelWait => "cancel_wait",
+            Self::Stop => "stop",
+        }
+    }
+}
+
+/// What happens to a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteEvent {
+    /// The dispatcher recorded an attempt as started on the current candidate.
+    AttemptStarted,
+    /// The attempt's answer is stored: the turn is complete.
+    Succeeded,
+    /// The attempt failed, and `evaluate` decided what follows.
+    Failed(Decision),
+    /// The pending deadline passed.
+    DeadlineReached,
+    /// A route due to send found its candidate's circuit open, reset within its wait:
+    /// it waits for the circuit (not its episode's one reset wait).
+    CircuitOpen {
+        /// When the circuit's reset is, unix milliseconds.
+        until_ms: i64,
+    },
+    /// A person acted.
+    Action(ManualAction),
+    /// A follow-up turn on a completed task.
+    NewTurn,
+    /// On restart: the attempt was started and never finished.
+    Interrupted,
+}
+
+impl RouteEvent {
+    /// A name for refusals and logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::AttemptStarted => "attempt_started",
+            Self::Succeeded => "succeeded",
+            Self::Failed(_) => "failed",
+            Self::DeadlineReached => "deadline_reached",
+            Self::CircuitOpen { .. } => "circuit_open",
+            Self::Action(action) => action.as_str(),
+            Self::NewTurn => "new_turn",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What the machine needs to know beyond the route.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RouteContext {
+    /// The next enabled candidate after the current one, by its position in the task's
+    /// snapshot, if there is one.
+    pub next_candidate: Option<usize>,
+}
+
+/// A route as the machine sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// Where it is.
+    pub state: RouteState,
+    /// Bumped by every transition; a wake or an action naming another generation
+    /// changes nothing.
+    pub generation: i64,
+    /// The current candidate's position in the task's snapshot.
+    pub candidate: usize,
+    /// Why it is `held` or `stopped`.
+    pub cause: Option<RouteCause>,
+    /// The pending deadline (`retry_wait`, `waiting_for_reset`), unix milliseconds.
+    pub deadline_ms: Option<i64>,
+    /// The pending retry's ordinal, or the retry being dispatched.
+    pub retry_ordinal: Option<u32>,
+    /// The last decision taken for this route.
+    pub decision: Option<Decision>,
+    /// Whether the pending reset wait is an open circuit's (shown as such).
+    pub circuit_wait: bool,
+    /// Whether the next dispatch starts a new episode (another candidate, or a person's
+    /// `retry_now` from `held`): the engine clears the episode's retry counts and reset
+    /// wait.
+    pub new_episode: bool,
+}
+
+impl Route {
+    /// A new route, `queued` on the first enabled candidate.
+    pub fn new(candidate: usize) -> Self {
+        Self {
+            state: RouteState::Queued,
+            generation: 0,
+            candidate,
+            cause: None,
+            deadline_ms: None,
+            retry_ordinal: None,
+            decision: None,
+            circuit_wait: false,
+            new_episode: true,
+        }
+    }
+}
+
+/// Something the engine does for a transition, in order. Everything after
+/// [`RouteEffect::Persist`] happens only once the new route is committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteEffect {
+    /// Write the new route in one transaction guarded by the old generation.
+    Persist,
+    /// Arm the timer for the route's new deadline.
+    ArmDeadline,
+    /// Hand the route to the dispatcher (`queued`, `retrying`).
+    Enqueue,
+    /// Send the request of the attempt just recorded as started.
+    Send,
+    /// Cancel the request in flight.
+    CancelInFlight,
+    /// Tell the pages watching the route.
+    Publish,
+}
+
+/// A transition the state does not allow (422): nothing changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused {
+    /// The route's state.
+    pub state: RouteState,
+    /// The event refused.
+    pub event: &'static str,
+}
+
+/// An accepted transition: the new route and what to do, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// The route after the transition (generation bumped).
+    pub route: Route,
+    /// The effects, [`RouteEffect::Persist`] first.
+    pub effects: Vec<RouteEffect>,
+}
+
+/// The one place a route changes (SPEC 5). Pure.
+pub fn transition(
+    route: &Route,
+    event: &RouteEvent,
+    context: &RouteContext,
+) -> Result<Transition, Refused> {
+    use RouteEffect::*;
+    use RouteState::*;
+    let refused = Refused {
+        state: route.state,
+        event: event.name(),
+    };
+    let mut next = Route {
+        generation: route.generation + 1,
+        ..*route
+    };
+    // Entering a state without a deadline or a cause clears them.
+    let settle = |next: &mut Route, state: RouteState| {
+        next.state = state;
+        if !state.has_deadline() {
+            next.deadline_ms = None;
+            next.circuit_wait = false;
+        }
+        if !matches!(state, Held | Stopped) {
+            next.cause = None;
+        }
+    };
+    let effects: Vec<RouteEffect> = match (route.state, event) {
+        (Queued | Retrying, RouteEvent::AttemptStarted) => {
+            settle(&mut next, Running);
+            next.new_episode = false;
+            vec![Persist, Send, Publish]
+        }
+        (Running, RouteEvent::Succeeded) => {
+            settle(&mut next, Completed);
+            next.retry_ordinal = None;
+            next.new_episode = true;
+            vec![Persist, Publish]
+        }
+        (Running, RouteEvent::Failed(decision)) => {
+            next.decision = Some(*decision);
+            match *decision {
+                Decision::WaitForReset { until_ms } => {
+                    settle(&mut next, WaitingForReset);
+                    next.deadline_ms = Some(until_ms);
+                    next.retry_ordinal = None;
+                    vec![Persist, ArmDeadline, Publish]
+                }
+                Decision::Retry { ordinal, at_ms } => {
+                    settle(&mut next, RetryWait);
+                    next.deadline_ms = Some(at_ms);
+                    next.retry_ordinal = Some(ordinal);
+                    vec![Persist, ArmDeadline, Publish]
+                }
+                Decision::Skip => skip(&mut next, context, settle),
+                Decision::Stop { cause } => {
+                    settle(&mut next, Stopped);
+                    next.cause = Some(cause.into());
+                    vec![Persist, Publish]
+                }
+                Decision::Hold { cause } => {
+                    settle(&mut next, Held);
+                    next.cause = Some(cause.into());
+                    vec![Persist, Publish]
+                }
+            }
+        }
+        (RetryWait | WaitingForReset, RouteEvent::DeadlineReached)
+        | (RetryWait | WaitingForReset, RouteEvent::Action(ManualAction::RetryNow)) => {
+            // The same dispatch, now (a retry keeps its ordinal).
+            settle(&mut next, Retrying);
+            vec![Persist, Enqueue, Publish]
+        }
+        (Held, RouteEvent::Action(ManualAction::RetryNow)) => {
+            settle(&mut next, Retrying);
+            next.retry_ordinal = None;
+            next.new_episode = true;
+            vec![Persist, Enqueue, Publish]
+        }
+        (RetryWait | WaitingForReset | Held, RouteEvent::Action(ManualAction::SkipNow)) => {
+            next.decision = Some(Decision::Skip);
+            skip(&mut next, context, settle)
+        }
+        (RetryWait | WaitingForReset, RouteEvent::Action(ManualAction::CancelWait)) => {
+            settle(&mut next, Held);
+            next.cause = Some(RouteCause::CancelledWait);
+            next.retry_ordinal = None;
+            vec![Persist, Publish]
+        }
+        (Running, RouteEvent::Action(ManualAction::Stop)) => {
+            settle(&mut next, Stopped);
+            next.cause = Some(RouteCause::StoppedByUser);
+            vec![Persist, CancelInFlight, Publish]
+        }
+        (
+            Queued | RetryWait | WaitingForReset | Retrying | Held,
+            RouteEvent::Action(ManualAction::Stop),
+        ) => {
+            settle(&mut next, Stopped);
+            next.cause = Some(RouteCause::StoppedByUser);
+            vec![Persist, Publish]
+        }
+        (Queued | Retrying, RouteEvent::CircuitOpen { until_ms }) => {
+            settle(&mut next, WaitingForReset);
+            next.deadline_ms = Some(*until_ms);
+            next.circuit_wait = true;
+            vec![Persist, ArmDeadline, Publish]
+        }
+        (Completed, RouteEvent::NewTurn) => {
+            settle(&mut next, Queued);
+            next.decision = None;
+            next.retry_ordinal = None;
+            next.new_episode = true;
+            vec![Persist, Enqueue, Publish]
+        }
+        (Running, RouteEvent::Interrupted) => {
+            settle(&mut next, Held);
+            next.cause = Some(RouteCause::Interrupted);
+            vec![Persist, Publish]
+        }
+        _ => return Err(refused),
+    };
+    Ok(Transition {
+        route: next,
+        effects,
+    })
+}
+
+/// To the next enabled candidate (a new episode, dispatched at once), or `stopped`
+/// with cause `no_candidate` when none is left.
+fn skip(
+    next: &mut Route,
+    context: &RouteContext,
+    settle: impl Fn(&mut Route, RouteState),
+) -> Vec<RouteEffect> {
+    use RouteEffect::*;
+    next.retry_ordinal = None;
+    match context.next_candidate {
+        Some(candidate) => {
+            settle(next, RouteState::Retrying);
+            next.candidate = candidate;
+            next.new_episode = true;
+            vec![Persist, Enqueue, Publish]
+        }
+        None => {
+            settle(next, RouteState::Stopped);
+            next.cause = Some(RouteCause::NoCandidate);
+            vec![Persist, Publish]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RouteEffect::*;
+    use RouteState::*;
+
+    const NOW: i64 = 1_796_004_000_000;
+
+    /// A route in `state`, on candidate 0, with what that state carries.
+    fn route_in(state: RouteState) -> Route {
+        Route {
+            state,
+            generation: 7,
+            deadline_ms: state.has_deadline().then_some(NOW + 5_000),
+            retry_ordinal: (state == RetryWait).then_some(2),
+            cause: match state {
+                Held => Some(RouteCause::Unrecognized),
+                Stopped => Some(RouteCause::Exhausted),
+                _ => None,
+            },
+            new_episode: false,
+            ..Route::new(0)
+        }
+    }
+
+    /// What an accepted transition must give: the new state, its cause, the effects.
+    type Expected = (RouteState, Option<RouteCause>, &'static [RouteEffect]);
+
+    /// An event, its context, and the states that accept it with what they give.
+    type Row = (RouteEvent, RouteContext, Vec<(RouteState, Expected)>);
+
+    const STARTED: &[RouteEffect] = &[Persist, Send, Publish];
+    const WRITTEN: &[RouteEffect] = &[Persist, Publish];
+    const TIMED: &[RouteEffect] = &[Persist, ArmDeadline, Publish];
+    const QUEUED: &[RouteEffect] = &[Persist, Enqueue, Publish];
+    const CANCELLED: &[RouteEffect] = &[Persist, CancelInFlight, Publish];
+
+    /// Every (state, event) pair: the states listed accept the event as given, every
+    /// other state refuses it and nothing changes.
+    #[test]
+    fn every_state_and_event() {
+        use RouteCause as C;
+        let next = RouteContext {
+            next_candidate: Some(1),
+        };
+        let last = RouteContext::default();
+        let user = Some(C::StoppedByUser);
+        let rows: Vec<Row> = vec![
+            (
+                RouteEvent::AttemptStarted,
+                next,
+                vec![
+                    (Queued, (Running, None, STARTED)),
+                    (Retrying, (Running, None, STARTED)),
+                ],
+            ),
+            (
+                RouteEvent::Succeeded,
+                next,
+                vec![(Running, (Completed, None, WRITTEN))],
+            ),
+            (
+                RouteEvent::Failed(Decision::WaitForReset {
+                    until_ms: NOW + 60_000,
+                }),
+                next,
+                vec![(Running, (WaitingForReset, None, TIMED))],
+            ),
+            (
+                RouteEvent::Failed(Decision::Retry {
+                    ordinal: 1,
+                    at_ms: NOW + 500,
+                }),
+                next,
+                vec![(Running, (RetryWait, None, TIMED))],
+            ),
+            (
+                RouteEvent::Failed(Decision::Skip),
+                next,
+                vec![(Running, (Retrying, None, QUEUED))],
+            ),
+            (
+                RouteEvent::Failed(Decision::Skip),
+                last,
+                vec![(Running, (Stopped, Some(C::NoCandidate), WRITTEN))],
+            ),
+            (
+                RouteEvent::Failed(Decision::Stop {
+                    cause: StopCause::Unrecoverable,
+                }),
+                next,
+                vec![(Running, (Stopped, Some(C::Unrecoverable), WRITTEN))],
+            ),
+            (
+                RouteEvent::Failed(Decision::Hold {
+                    cause: HoldCause::UnsafeEffect,
+                }),
+                next,
+                vec![(Running, (Held, Some(C::UnsafeEffect), WRITTEN))],
+            ),
+            (
+                RouteEvent::DeadlineReached,
+                next,
+                vec![
+                    (RetryWait, (Retrying, None, QUEUED)),
+                    (WaitingForReset, (Retrying, None, QUEUED)),
+                ],
+            ),
+            (
+                RouteEvent::CircuitOpen {
+                    until_ms: NOW + 90_000,
+                },
+                next,
+                vec![
+                    (Queued, (WaitingForReset, None, TIMED)),
+                    (Retrying, (WaitingForReset, None, TIMED)),
+                ],
+            ),
+            (
+                RouteEvent::Action(ManualAction::RetryNow),
+                next,
+                vec![
+                    (RetryWait, (Retrying, None, QUEUED)),
+                    (WaitingForReset, (Retrying, None, QUEUED)),
+                    (Held, (Retrying, None, QUEUED)),
+                ],
+            ),
+            (
+                RouteEvent::Action(ManualAction::SkipNow),
+                next,
+                vec![
+                    (RetryWait, (Retrying, None, QUEUED)),
+                    (WaitingForReset, (Retrying, None, QUEUED)),
+                    (Held, (Retrying, None, QUEUED)),
+                ],
+            ),
+            (
+                RouteEvent::Action(ManualAction::SkipNow),
+                last,
+                vec![
+                    (RetryWait, (Stopped, Some(C::NoCandidate), WRITTEN)),
+                    (WaitingForReset, (Stopped, Some(C::NoCandidate), WRITTEN)),
+                    (Held, (Stopped, Some(C::NoCandidate), WRITTEN)),
+                ],
+            ),
+            (
+                RouteEvent::Action(ManualAction::CancelWait),
+                next,
+                vec![
+                    (RetryWait, (Held, Some(C::CancelledWait), WRITTEN)),
+                    (WaitingForReset, (Held, Some(C::CancelledWait), WRITTEN)),
+                ],
+            ),
+            (
+                RouteEvent::Action(ManualAction::Stop),
+                next,
+                vec![
+                    (Queued, (Stopped, user, WRITTEN)),
+                    (Running, (Stopped, user, CANCELLED)),
+                    (RetryWait, (Stopped, user, WRITTEN)),
+                    (WaitingForReset, (Stopped, user, WRITTEN)),
+                    (Retrying, (Stopped, user, WRITTEN)),
+                    (Held, (Stopped, user, WRITTEN)),
+                ],
+            ),
+            (
+                RouteEvent::NewTurn,
+                next,
+                vec![(Completed, (Queued, None, QUEUED))],
+            ),
+            (
+                RouteEvent::Interrupted,
+                next,
+                vec![(Running, (Held, Some(C::Interrupted), WRITTEN))],
+            ),
+        ];
+        for (event, context, accepted) in &rows {
+            for state in RouteState::ALL {
+                let before = route_in(state);
+                let got = transition(&before, event, context);
+                match accepted.iter().find(|(from, _)| *from == state) {
+                    Some((_, (to, cause, effects))) => {
+                        let Transition {
+                            route,
+                            effects: got_effects,
+                        } = got
+                            .unwrap_or_else(|refused| panic!("{state:?} {event:?}: {refused:?}"));
+                        assert_eq!(
+                            (
+                                route.state,
+                                route.cause,
+                                got_effects.as_slice(),
+                                route.generation
+                            ),
+                            (*to, *cause, *effects, before.generation + 1),
+                            "{state:?} {event:?}"
+                        );
+                        assert_eq!(
+                            route.deadline_ms.is_some(),
+                            route.state.has_deadline(),
+                            "{state:?} {event:?}: a deadline only where one is pending"
+                        );
+                        assert_eq!(got_effects.first(), Some(&Persist), "commit first");
+                    }
+                    None => assert_eq!(
+                        got,
+                        Err(Refused {
+                            state,
+                            event: event.name()
+                        }),
+                        "{state:?} {event:?} must be refused"
+                    ),
+                }
+            }
+        }
+        // The table covers every event kind and every action.
+        let names: std::collections::BTreeSet<&str> =
+            rows.iter().map(|(event, _, _)| event.name()).collect();
+        assert_eq!(names.len(), 7 + ManualAction::ALL.len());
+    }
+
+    /// The actions a page shows are exactly those the machine accepts.
+    #[test]
+    fn the_actions_shown_are_the_actions_accepted() {
+        let context = RouteContext {
+            next_candidate: Some(1),
+        };
+        for state in RouteState::ALL {
+            for action in ManualAction::ALL {
+                let accepted =
+                    transition(&route_in(state), &RouteEvent::Action(action), &context).is_ok();
+                assert_eq!(
+                    accepted,
+                    state.actions().contains(&action),
+                    "{state:?} {action:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn waits_carry_their_deadline_and_a_retry_its_ordinal_to_the_dispatch() {
+        let context = RouteContext::default();
+        let running = route_in(Running);
+        let waiting = transition(
+            &running,
+            &RouteEvent::Failed(Decision::Retry {
+                ordinal: 3,
+                at_ms: NOW + 2_000,
+            }),
+            &context,
+        )
+        .unwrap()
+        .route;
+        assert_eq!(
+            (waiting.deadline_ms, waiting.retry_ordinal),
+            (Some(NOW + 2_000), Some(3))
+        );
+        // Retry now fires the same retry early: it keeps its ordinal, and its episode.
+        let early = transition(
+            &waiting,
+            &RouteEvent::Action(ManualAction::RetryNow),
+            &context,
+        )
+        .unwrap()
+        .route;
+        assert_eq!(
+            (
+                early.state,
+                early.retry_ordinal,
+                early.deadline_ms,
+                early.new_episode
+            ),
+            (Retrying, Some(3), None, false)
+        );
+        // From held, retry now starts a new episode.
+        let held = transition(
+            &route_in(Held),
+            &RouteEvent::Action(ManualAction::RetryNow),
+            &context,
+        )
+        .unwrap()
+        .route;
+        assert_eq!(
+            (held.retry_ordinal, held.new_episode, held.cause),
+            (None, true, None)
+        );
+        // A skip moves to the next candidate, in a new episode.
+        let skipped = transition(
+            &running,
+            &RouteEvent::Failed(Decision::Skip),
+            &RouteContext {
+                next_candidate: Some(2),
+            },
+        )
+        .unwrap()
+        .route;
+        assert_eq!((skipped.candidate, skipped.new_episode), (2, true));
+        // An open circuit's wait is marked as such, and cleared once it is over.
+        let circuit = transition(
+            &route_in(Queued),
+            &RouteEvent::CircuitOpen {
+                until_ms: NOW + 9_000,
+            },
+            &context,
+        )
+        .unwrap()
+        .route;
+        assert!(circuit.circuit_wait);
+        let fired = transition(&circuit, &RouteEvent::DeadlineReached, &context)
+            .unwrap()
+            .route;
+        assert!(!fired.circuit_wait);
+    }
+}
