@@ -385,10 +385,11 @@ impl CompiledFamily {
         let mut found = IndexSet::default();
         // A family's own fragments and the generic table's are searched apart, so
         // they never hide one another ("too many requests per day" is a generic
-        // rate-limit wording over a family's per-day rule). Within one searcher the
-        // leftmost-longest match wins; a fragment that starts where a longer one of the
-        // same family starts would be hidden, and a test refuses those
-        // (`no_fragment_starts_another`).
+        // rate-limit wording over a family's per-day rule). Within one group the
+        // leftmost-longest match wins: a fragment inside a longer one of the same group
+        // would be hidden, and a test refuses those (`no_fragment_hides_another`). Two
+        // fragments that overlap end to start ("free-models-per-day" and "day limit")
+        // are found apart but not run together.
         for (needles, first_id) in &self.needles {
             for lower in facts.lowercase_texts() {
                 for hit in needles.find_iter(lower.as_str()) {
@@ -483,7 +484,7 @@ impl CompiledFamily {
             // cause can be: no status, a stream, a 429 or a 5xx. A 400 "Too many
             // requests in batch" is the caller's mistake.
             && (!rule.is_general()
-                || status.is_none_or(|status| matches!(status, 200 | 429 | 500..)))
+                || status.is_none_or(|status| matches!(status, 200 | 429 | 500..=599)))
             && rule
                 .transport
                 .is_none_or(|needed| transport == Some(needed))
@@ -719,24 +720,41 @@ mod tests {
         }
     }
 
-    /// The search reports the longest fragment starting at each position: a fragment
-    /// that begins another one of the same family would be hidden where both occur.
+    /// Each searcher reports the leftmost-longest match: a fragment inside another of
+    /// the same searcher group (a family's own tables, or the generic table) is hidden
+    /// where the longer one occurs, and a fragment in both groups would be searched in
+    /// the family's group only. Both are refused.
     #[test]
-    fn no_fragment_starts_another() {
-        let mut hidden = std::collections::BTreeSet::new();
-        for family in crate::family::Family::ALL {
-            let fragments: Vec<&str> = crate::rules::tables_for(family)
-                .into_iter()
+    fn no_fragment_hides_another() {
+        let fragments = |tables: &[&'static [crate::rules::Rule]]| -> Vec<&'static str> {
+            let mut fragments: Vec<&'static str> = tables
+                .iter()
+                .copied()
                 .flatten()
                 .flat_map(|rule| rule.text.iter().chain(rule.text_any))
                 .copied()
                 .collect();
-            for short in &fragments {
-                for long in &fragments {
-                    if short != long && long.starts_with(short) {
-                        hidden.insert(format!("{family:?}: \"{short}\" starts \"{long}\""));
+            fragments.sort_unstable();
+            fragments.dedup();
+            fragments
+        };
+        let mut hidden = std::collections::BTreeSet::new();
+        for family in crate::family::Family::ALL {
+            let tables = crate::rules::tables_for(family);
+            let (generic, own) = tables.split_last().expect("the generic table comes last");
+            let own = fragments(own);
+            let generic = fragments(std::slice::from_ref(generic));
+            for group in [&own, &generic] {
+                for short in group {
+                    for long in group {
+                        if short != long && long.contains(short) {
+                            hidden.insert(format!("{family:?}: \"{short}\" is inside \"{long}\""));
+                        }
                     }
                 }
+            }
+            for shared in own.iter().filter(|fragment| generic.contains(fragment)) {
+                hidden.insert(format!("{family:?}: \"{shared}\" is in both groups"));
             }
         }
         assert!(hidden.is_empty(), "{hidden:#?}");

@@ -7,7 +7,10 @@
 //! the old generation in the SQL), and only once that has committed, arming a
 //! deadline, handing the route to the dispatcher, sending a request, cancelling one in
 //! flight, and publishing the change. A transition the state does not allow is refused
-//! and changes nothing.
+//! and changes nothing. Leaving a wait (a stop, a cancelled wait, `retry_now`) disarms
+//! nothing explicitly: the timer that fires later names an older generation, and a
+//! wake on another generation changes nothing. A skip, like a fired deadline, enters
+//! `retrying`: the dispatch, to the next candidate, is decided and not yet started.
 //!
 //! ```
 //! use policy::route::*;
@@ -212,6 +215,9 @@ pub enum RouteEvent {
         /// When the circuit's reset is, unix milliseconds.
         until_ms: i64,
     },
+    /// A route due to send did not: its candidate's circuit is open beyond its wait.
+    /// It takes its exhausted outcome instead (skip, stop, or hold).
+    NotSent(Decision),
     /// A person acted.
     Action(ManualAction),
     /// A follow-up turn on a completed task.
@@ -229,6 +235,7 @@ impl RouteEvent {
             Self::Failed(_) => "failed",
             Self::DeadlineReached => "deadline_reached",
             Self::CircuitOpen { .. } => "circuit_open",
+            Self::NotSent(_) => "not_sent",
             Self::Action(action) => action.as_str(),
             Self::NewTurn => "new_turn",
             Self::Interrupted => "interrupted",
@@ -264,6 +271,9 @@ pub struct Route {
     pub decision: Option<Decision>,
     /// Whether the pending reset wait is an open circuit's (shown as such).
     pub circuit_wait: bool,
+    /// Whether the next dispatch goes through an open circuit as its probe (a person's
+    /// `retry_now`).
+    pub through_circuit: bool,
     /// Whether the next dispatch starts a new episode (another candidate, or a person's
     /// `retry_now` from `held`): the engine clears the episode's retry counts and reset
     /// wait.
@@ -282,6 +292,7 @@ impl Route {
             retry_ordinal: None,
             decision: None,
             circuit_wait: false,
+            through_circuit: false,
             new_episode: true,
         }
     }
@@ -339,7 +350,7 @@ pub fn transition(
         generation: route.generation + 1,
         ..*route
     };
-    // Entering a state without a deadline or a cause clears them.
+    // Entering a state clears what it does not carry: a deadline, a cause, a retry.
     let settle = |next: &mut Route, state: RouteState| {
         next.state = state;
         if !state.has_deadline() {
@@ -348,6 +359,12 @@ pub fn transition(
         }
         if !matches!(state, Held | Stopped) {
             next.cause = None;
+        }
+        if !matches!(state, RetryWait | Retrying | Running) {
+            next.retry_ordinal = None;
+        }
+        if state != Retrying {
+            next.through_circuit = false;
         }
     };
     let effects: Vec<RouteEffect> = match (route.state, event) {
@@ -362,43 +379,34 @@ pub fn transition(
             next.new_episode = true;
             vec![Persist, Publish]
         }
+        (Queued | Retrying, RouteEvent::NotSent(decision))
+            if matches!(
+                decision,
+                Decision::Skip | Decision::Stop { .. } | Decision::Hold { .. }
+            ) =>
+        {
+            next.decision = Some(*decision);
+            decided(&mut next, *decision, context, settle)
+        }
         (Running, RouteEvent::Failed(decision)) => {
             next.decision = Some(*decision);
-            match *decision {
-                Decision::WaitForReset { until_ms } => {
-                    settle(&mut next, WaitingForReset);
-                    next.deadline_ms = Some(until_ms);
-                    next.retry_ordinal = None;
-                    vec![Persist, ArmDeadline, Publish]
-                }
-                Decision::Retry { ordinal, at_ms } => {
-                    settle(&mut next, RetryWait);
-                    next.deadline_ms = Some(at_ms);
-                    next.retry_ordinal = Some(ordinal);
-                    vec![Persist, ArmDeadline, Publish]
-                }
-                Decision::Skip => skip(&mut next, context, settle),
-                Decision::Stop { cause } => {
-                    settle(&mut next, Stopped);
-                    next.cause = Some(cause.into());
-                    vec![Persist, Publish]
-                }
-                Decision::Hold { cause } => {
-                    settle(&mut next, Held);
-                    next.cause = Some(cause.into());
-                    vec![Persist, Publish]
-                }
-            }
+            decided(&mut next, *decision, context, settle)
         }
-        (RetryWait | WaitingForReset, RouteEvent::DeadlineReached)
-        | (RetryWait | WaitingForReset, RouteEvent::Action(ManualAction::RetryNow)) => {
-            // The same dispatch, now (a retry keeps its ordinal).
+        (RetryWait | WaitingForReset, RouteEvent::DeadlineReached) => {
             settle(&mut next, Retrying);
+            vec![Persist, Enqueue, Publish]
+        }
+        (RetryWait | WaitingForReset, RouteEvent::Action(ManualAction::RetryNow)) => {
+            // The same dispatch, now (a retry keeps its ordinal), through an open
+            // circuit as its probe.
+            settle(&mut next, Retrying);
+            next.through_circuit = true;
             vec![Persist, Enqueue, Publish]
         }
         (Held, RouteEvent::Action(ManualAction::RetryNow)) => {
             settle(&mut next, Retrying);
             next.retry_ordinal = None;
+            next.through_circuit = true;
             next.new_episode = true;
             vec![Persist, Enqueue, Publish]
         }
@@ -451,6 +459,40 @@ pub fn transition(
     })
 }
 
+/// What a decision does to a route: a wait with its deadline, a skip, a stop, a hold.
+fn decided(
+    next: &mut Route,
+    decision: Decision,
+    context: &RouteContext,
+    settle: impl Fn(&mut Route, RouteState),
+) -> Vec<RouteEffect> {
+    use RouteEffect::*;
+    match decision {
+        Decision::WaitForReset { until_ms } => {
+            settle(next, RouteState::WaitingForReset);
+            next.deadline_ms = Some(until_ms);
+            vec![Persist, ArmDeadline, Publish]
+        }
+        Decision::Retry { ordinal, at_ms } => {
+            settle(next, RouteState::RetryWait);
+            next.deadline_ms = Some(at_ms);
+            next.retry_ordinal = Some(ordinal);
+            vec![Persist, ArmDeadline, Publish]
+        }
+        Decision::Skip => skip(next, context, settle),
+        Decision::Stop { cause } => {
+            settle(next, RouteState::Stopped);
+            next.cause = Some(cause.into());
+            vec![Persist, Publish]
+        }
+        Decision::Hold { cause } => {
+            settle(next, RouteState::Held);
+            next.cause = Some(cause.into());
+            vec![Persist, Publish]
+        }
+    }
+}
+
 /// To the next enabled candidate (a new episode, dispatched at once), or `stopped`
 /// with cause `no_candidate` when none is left.
 fn skip(
@@ -497,6 +539,14 @@ mod tests {
             },
             new_episode: false,
             ..Route::new(0)
+        }
+    }
+
+    /// A route waiting on an open circuit.
+    fn circuit_wait() -> Route {
+        Route {
+            circuit_wait: true,
+            ..route_in(WaitingForReset)
         }
     }
 
@@ -641,6 +691,58 @@ mod tests {
                 ],
             ),
             (
+                RouteEvent::NotSent(Decision::Skip),
+                next,
+                vec![
+                    (Queued, (Retrying, None, QUEUED)),
+                    (Retrying, (Retrying, None, QUEUED)),
+                ],
+            ),
+            (
+                RouteEvent::NotSent(Decision::Skip),
+                last,
+                vec![
+                    (Queued, (Stopped, Some(C::NoCandidate), WRITTEN)),
+                    (Retrying, (Stopped, Some(C::NoCandidate), WRITTEN)),
+                ],
+            ),
+            (
+                RouteEvent::NotSent(Decision::Stop {
+                    cause: StopCause::Exhausted,
+                }),
+                next,
+                vec![
+                    (Queued, (Stopped, Some(C::Exhausted), WRITTEN)),
+                    (Retrying, (Stopped, Some(C::Exhausted), WRITTEN)),
+                ],
+            ),
+            (
+                RouteEvent::NotSent(Decision::Hold {
+                    cause: HoldCause::Unrecognized,
+                }),
+                next,
+                vec![
+                    (Queued, (Held, Some(C::Unrecognized), WRITTEN)),
+                    (Retrying, (Held, Some(C::Unrecognized), WRITTEN)),
+                ],
+            ),
+            // A wait is a circuit's (circuit_open), never a decision of a route not sent.
+            (
+                RouteEvent::NotSent(Decision::Retry {
+                    ordinal: 1,
+                    at_ms: NOW + 500,
+                }),
+                next,
+                vec![],
+            ),
+            (
+                RouteEvent::NotSent(Decision::WaitForReset {
+                    until_ms: NOW + 500,
+                }),
+                next,
+                vec![],
+            ),
+            (
                 RouteEvent::NewTurn,
                 next,
                 vec![(Completed, (Queued, None, QUEUED))],
@@ -678,6 +780,22 @@ mod tests {
                             "{state:?} {event:?}: a deadline only where one is pending"
                         );
                         assert_eq!(got_effects.first(), Some(&Persist), "commit first");
+                        assert!(
+                            route.retry_ordinal.is_none()
+                                || matches!(route.state, RetryWait | Retrying | Running),
+                            "{state:?} {event:?}: a retry ordinal only while a retry is on"
+                        );
+                        let skipped = matches!(
+                            event,
+                            RouteEvent::Failed(Decision::Skip)
+                                | RouteEvent::NotSent(Decision::Skip)
+                                | RouteEvent::Action(ManualAction::SkipNow)
+                        ) && route.state == Retrying;
+                        assert_eq!(
+                            route.candidate,
+                            if skipped { 1 } else { before.candidate },
+                            "{state:?} {event:?}: only a skip moves the candidate"
+                        );
                     }
                     None => assert_eq!(
                         got,
@@ -690,10 +808,22 @@ mod tests {
                 }
             }
         }
-        // The table covers every event kind and every action.
-        let names: std::collections::BTreeSet<&str> =
-            rows.iter().map(|(event, _, _)| event.name()).collect();
-        assert_eq!(names.len(), 7 + ManualAction::ALL.len());
+        // The table covers every event kind, every decision of the two that carry one,
+        // and every action.
+        let labels: std::collections::BTreeSet<String> = rows
+            .iter()
+            .map(|(event, _, _)| match event {
+                RouteEvent::Failed(decision) | RouteEvent::NotSent(decision) => {
+                    format!("{} {}", event.name(), decision.name())
+                }
+                _ => event.name().to_owned(),
+            })
+            .collect();
+        assert_eq!(
+            labels.len(),
+            6 + 2 * 5 + ManualAction::ALL.len(),
+            "{labels:?}"
+        );
     }
 
     /// The actions a page shows are exactly those the machine accepts.
@@ -774,6 +904,20 @@ mod tests {
         .route;
         assert_eq!((skipped.candidate, skipped.new_episode), (2, true));
         // An open circuit's wait is marked as such, and cleared once it is over.
+        // Retry now from a circuit's wait goes through the circuit as its probe; once the
+        // attempt starts, that is over.
+        let probe = transition(
+            &circuit_wait(),
+            &RouteEvent::Action(ManualAction::RetryNow),
+            &context,
+        )
+        .unwrap()
+        .route;
+        assert!(probe.through_circuit);
+        let sent = transition(&probe, &RouteEvent::AttemptStarted, &context)
+            .unwrap()
+            .route;
+        assert!(!sent.through_circuit);
         let circuit = transition(
             &route_in(Queued),
             &RouteEvent::CircuitOpen {

@@ -48,5 +48,7 @@ pub(crate) const RULES: &[Rule] = &[
     rule("gemini.unavailable_text", Overloaded).text_any(&["503 unavailable", "status: unavailable", "'status': 'unavailable'"]).general(),
     rule("gemini.deadline_exceeded_text", Timeout).text_any(&["deadline exceeded", "deadline_exceeded"]).general(),
     rule("gemini.internal_text", ServerError).text_any(&["500 internal", "status: internal", "'status': 'internal'"]).general(),
-    rule("gemini.resource_exhausted_status_text", RateLimited).text_any(&["429 resource_exhausted", "'status': 'resource_exhausted'"]).general(),
+    rule("gemini.resource_exhausted_status_text", RateLimited)
+        .says(&["resource_exhausted"], &["429 resource_exhausted", "'status': 'resource_exhausted'"])
+        .general(),
 ];

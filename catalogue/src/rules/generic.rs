@@ -83,7 +83,7 @@ pub(crate) const RULES: &[Rule] = &[
     // failure), or the connection dropped.
     rule("text.upstream_failure", ServerError)
         .says(&["upstream", "web server is", "origin is unreachable", "bad gateway", "internal server error"], &[
-            "upstream connect error", "disconnect/reset before headers", "web server is returning an unknown error",
+            "upstream connect error", "web server is returning an unknown error",
             "web server is down", "origin is unreachable", "bad gateway", "internal server error",
         ])
         .general(),

@@ -311,4 +311,22 @@ mod tests {
             }
         }
     }
+
+    /// A [`Rule::says`] wording is only looked for where one of the rule's words was
+    /// found: each wording must hold one of them, or it could never match.
+    #[test]
+    fn every_wording_holds_one_of_its_words() {
+        for table in all_tables() {
+            for rule in table {
+                for wording in rule.says {
+                    assert!(
+                        rule.text_any.iter().any(|word| wording.contains(word)),
+                        "{}: \"{wording}\" holds none of {:?}",
+                        rule.id,
+                        rule.text_any
+                    );
+                }
+            }
+        }
+    }
 }
