@@ -261,6 +261,20 @@ pub fn evaluate(
         return decision;
     }
     // Step 5.
+    exhausted(section, has_next_candidate)
+}
+
+/// Step 5, the section's `on_exhausted`: `skip` (or `stop(exhausted)` with no next
+/// candidate), or `stop(exhausted)`. Also what a route takes when an open circuit
+/// keeps it from sending beyond its wait.
+///
+/// ```
+/// use policy::{Decision, PolicySection, StopCause, evaluate::exhausted};
+/// let section = PolicySection::transient_default();
+/// assert_eq!(exhausted(&section, true), Decision::Skip);
+/// assert_eq!(exhausted(&section, false), Decision::Stop { cause: StopCause::Exhausted });
+/// ```
+pub fn exhausted(section: &PolicySection, has_next_candidate: bool) -> Decision {
     match section.on_exhausted {
         OnExhausted::Skip if has_next_candidate => Decision::Skip,
         OnExhausted::Skip | OnExhausted::Stop => Decision::Stop {

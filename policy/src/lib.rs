@@ -15,6 +15,7 @@
 //! - `evaluate`: the decision after a failure (SPEC 4).
 //! - `escalation`: `max_tokens` escalation (SPEC 5).
 //! - `route`: the route machine, every transition of a route and its effects (SPEC 5).
+//! - `circuit`: shared circuits, what opens one over what, and what a route due on one does.
 //! - `profile`, `provider`: the limits of profiles, and what a provider's kind and family are.
 //!
 //! ```
@@ -28,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod backoff;
+pub mod circuit;
 pub mod classification;
 pub mod codes;
 pub mod document;
