@@ -459,6 +459,42 @@ pub fn transition(
     })
 }
 
+/// What the engine does, on start, with a route it finds (SPEC 5, restart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnRestart {
+    /// Hand it to the dispatcher: `queued` and `retrying` routes have no started
+    /// attempt (starting one moves the route to `running` in the same commit).
+    Enqueue,
+    /// Arm its timer again: its deadline is still ahead.
+    Rearm,
+    /// Apply this event: a passed deadline fires, and a `running` route's attempt was
+    /// started and never finished, so it is ambiguous and the route is held.
+    Apply(RouteEvent),
+    /// Nothing to do: held, completed or stopped.
+    Nothing,
+}
+
+/// What a route found on start needs, at `now_ms`. Each route gets exactly one answer,
+/// so nothing is dispatched twice.
+///
+/// ```
+/// use policy::route::*;
+/// let running = Route { state: RouteState::Running, ..Route::new(0) };
+/// assert_eq!(on_restart(&running, 0), OnRestart::Apply(RouteEvent::Interrupted));
+/// assert_eq!(on_restart(&Route::new(0), 0), OnRestart::Enqueue);
+/// ```
+pub fn on_restart(route: &Route, now_ms: i64) -> OnRestart {
+    match route.state {
+        RouteState::Queued | RouteState::Retrying => OnRestart::Enqueue,
+        RouteState::Running => OnRestart::Apply(RouteEvent::Interrupted),
+        RouteState::RetryWait | RouteState::WaitingForReset => match route.deadline_ms {
+            Some(deadline_ms) if deadline_ms > now_ms => OnRestart::Rearm,
+            _ => OnRestart::Apply(RouteEvent::DeadlineReached),
+        },
+        RouteState::Held | RouteState::Completed | RouteState::Stopped => OnRestart::Nothing,
+    }
+}
+
 /// What a decision does to a route: a wait with its deadline, a skip, a stop, a hold.
 fn decided(
     next: &mut Route,
@@ -841,6 +877,34 @@ mod tests {
                     state.actions().contains(&action),
                     "{state:?} {action:?}"
                 );
+            }
+        }
+    }
+
+    /// Every state on restart, before and after its deadline; what the answer leads to
+    /// is a transition the machine accepts.
+    #[test]
+    fn restart_gives_every_route_one_answer() {
+        let context = RouteContext::default();
+        for state in RouteState::ALL {
+            let route = route_in(state);
+            for now_ms in [NOW, NOW + 10_000] {
+                let expected = match state {
+                    Queued | Retrying => OnRestart::Enqueue,
+                    Running => OnRestart::Apply(RouteEvent::Interrupted),
+                    RetryWait | WaitingForReset if now_ms < NOW + 5_000 => OnRestart::Rearm,
+                    RetryWait | WaitingForReset => OnRestart::Apply(RouteEvent::DeadlineReached),
+                    Held | Completed | Stopped => OnRestart::Nothing,
+                };
+                let answer = on_restart(&route, now_ms);
+                assert_eq!(answer, expected, "{state:?} at {now_ms}");
+                if let OnRestart::Apply(event) = answer {
+                    let held_or_due = transition(&route, &event, &context).unwrap().route.state;
+                    assert!(
+                        matches!(held_or_due, Held | Retrying),
+                        "{state:?}: {held_or_due:?}"
+                    );
+                }
             }
         }
     }
