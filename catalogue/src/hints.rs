@@ -267,7 +267,7 @@ fn body_hints(inputs: &HintInputs, collector: &mut Collector, stated: &mut Vec<H
             .find_map(|(text, wait)| Some((text, wait.as_ref()?)))
     {
         let shown = text.get(wait.shown.clone()).unwrap_or_default();
-        stated.extend(collector.relative("message", shown, wait.parsed));
+        stated.extend(collector.relative("message", shown, Ok(wait.milliseconds)));
     }
 }
 
@@ -328,7 +328,7 @@ fn rate_limit_resets(headers: &Headers, collector: &mut Collector, resets: &mut 
 }
 
 /// Whether an `anthropic-ratelimit-unified-*-status` says the window refuses requests.
-pub(crate) fn is_rejected(status: &str) -> bool {
+fn is_rejected(status: &str) -> bool {
     status.trim().eq_ignore_ascii_case("rejected")
 }
 
@@ -416,13 +416,14 @@ fn wall_clock_hint(
 }
 
 /// A wait one text states, found once per classification: where its value is in the
-/// text (for `hints_dropped`), and the value (`Err(true)`: negative).
+/// text (for `hints_dropped`), and the value. A duration is read from its first digit,
+/// so a stated wait is never negative.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TextWait {
     /// The byte range of the value as written, in the text's [`Facts::plain_texts`] form.
     pub shown: Range<usize>,
-    /// The wait in milliseconds, or `Err(true)` for a negative one.
-    pub parsed: Result<u64, bool>,
+    /// The wait in milliseconds.
+    pub milliseconds: u64,
 }
 
 /// The wait each text of the facts states, in [`Facts::texts`] order.
@@ -460,16 +461,15 @@ fn text_wait(text: &str, lower: &str, is_output: bool) -> Option<TextWait> {
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == 'µ'))
             .unwrap_or(rest.len());
         let token = rest[..end].trim_end_matches('.');
-        let parsed = match parse_go_duration_ms(token) {
-            Ok(milliseconds) => Some((token.len(), Ok(milliseconds))),
-            Err(true) => Some((token.len(), Err(true))),
-            Err(false) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
-                .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), Ok(milliseconds))),
+        let found = match parse_go_duration_ms(token) {
+            Ok(milliseconds) => Some((token.len(), milliseconds)),
+            Err(_) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
+                .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), milliseconds)),
         };
-        if let Some((length, parsed)) = parsed {
+        if let Some((length, milliseconds)) = found {
             return Some(TextWait {
                 shown: offset..offset + length,
-                parsed,
+                milliseconds,
             });
         }
     }
@@ -515,7 +515,7 @@ pub(crate) fn stated_wait_ms(headers: &Headers, waits: &[Option<TextWait>]) -> O
     let from_headers = [("retry-after-ms", 1.0), ("retry-after", 1_000.0)]
         .into_iter()
         .filter_map(|(name, unit_ms)| parse_number_ms(headers.get(name)?, unit_ms).ok());
-    let from_text = waits.iter().flatten().filter_map(|wait| wait.parsed.ok());
+    let from_text = waits.iter().flatten().map(|wait| wait.milliseconds);
     from_headers.chain(from_text).max()
 }
 
