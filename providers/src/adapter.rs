@@ -1,0 +1,84 @@
+//! One provider behind the one interface the engine calls.
+
+use policy::ProviderKind;
+
+use crate::call::{CallOutcome, CallRequest};
+use crate::client::http_client_with_connect_timeout;
+use crate::config::{ProviderConfig, Timeouts};
+use crate::wire::Wire;
+use crate::{http, simulated};
+
+/// A provider the engine can call: an HTTP adapter for `anthropic`, `openai` and
+/// `openai_compatible`, or a script player for `simulated`.
+///
+/// Its `Debug` output shows the configuration, which names the key's environment
+/// variable but never holds the key.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use providers::{Adapter, CallOutcome, CallRequest, Message, ProviderConfig, SimulatedStep, StopReason};
+/// let config = ProviderConfig::simulated(vec![SimulatedStep::reply("Paris.")]);
+/// let adapter = Adapter::new(config, providers::http_client());
+/// let request = CallRequest {
+///     model: "any".into(),
+///     max_tokens: 100,
+///     messages: vec![Message::user("Capital of France?")],
+///     call_index: 0,
+/// };
+/// assert_eq!(
+///     adapter.call(&request).await,
+///     CallOutcome::Answered { text: "Paris.".into(), stop: StopReason::End },
+/// );
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct Adapter {
+    config: ProviderConfig,
+    client: reqwest::Client,
+}
+
+impl Adapter {
+    /// An adapter over `client` (normally a clone of [`crate::http_client`]).
+    ///
+    /// reqwest bounds the connect per client, not per request: when
+    /// `config.timeouts.connect_ms` differs from the default that `http_client` is
+    /// built with, the adapter builds its own client with the same settings and that
+    /// connect timeout, and `client` is not used. (Connections are pooled per host, so
+    /// a provider loses nothing by having its own pool.)
+    pub fn new(config: ProviderConfig, client: reqwest::Client) -> Self {
+        let uses_default_connect = config.timeouts.connect_ms == Timeouts::default().connect_ms;
+        let client = if uses_default_connect || config.kind == ProviderKind::Simulated {
+            client
+        } else {
+            http_client_with_connect_timeout(config.timeouts.connect())
+        };
+        Self { config, client }
+    }
+
+    /// The configuration it was built from.
+    pub fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    /// Makes one call. Never panics and never returns early with an error: every
+    /// failure is a [`CallOutcome::Failed`] with its evidence.
+    ///
+    /// To cancel, drop the future (or abort its task): nothing is spawned that
+    /// outlives it, and the connection closes with it.
+    pub async fn call(&self, request: &CallRequest) -> CallOutcome {
+        let wire = match self.config.kind {
+            ProviderKind::Anthropic => Wire::Anthropic,
+            ProviderKind::Openai | ProviderKind::OpenaiCompatible => Wire::OpenAi,
+            ProviderKind::Simulated => {
+                return simulated::play_script(
+                    &self.config.script,
+                    self.config.family.as_str(),
+                    &self.config.timeouts,
+                    request,
+                )
+                .await;
+            }
+        };
+        http::call(&self.client, &self.config, wire, request).await
+    }
+}

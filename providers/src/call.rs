@@ -1,0 +1,113 @@
+//! What the engine asks of a provider and what it gets back.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message of the conversation.
+///
+/// ```
+/// assert_eq!(serde_json::to_value(providers::Role::Assistant).unwrap(), "assistant");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The person (or the engine on their behalf).
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// The name both wire formats use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+/// One message of the conversation sent to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text.
+    pub content: String,
+}
+
+impl Message {
+    /// A message from the user.
+    ///
+    /// ```
+    /// let message = providers::Message::user("Hello");
+    /// assert_eq!(message.role, providers::Role::User);
+    /// ```
+    pub fn user(content: &str) -> Self {
+        Self {
+            role: Role::User,
+            content: content.to_owned(),
+        }
+    }
+
+    /// A message from the model.
+    pub fn assistant(content: &str) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.to_owned(),
+        }
+    }
+}
+
+/// One call of one model on one candidate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRequest {
+    /// The provider's name for the model (`claude-sonnet-4-5`, `gpt-4.1`, ...).
+    pub model: String,
+    /// The most tokens the answer may have.
+    pub max_tokens: u32,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// 0-based number of this call for this task on this candidate (selects the simulated step)
+    pub call_index: u32,
+}
+
+/// Why a complete answer stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StopReason {
+    /// The model finished (`end_turn`, `stop_sequence`, `stop`).
+    End,
+    /// The answer reached `max_tokens` and was cut off (`max_tokens`, `length`).
+    MaxTokens,
+    /// Any other reason the provider gave (`tool_use`, `content_filter`, `refusal`, ...).
+    Other(String),
+}
+
+/// What became of a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The provider answered completely.
+    Answered {
+        /// The answer's text, every streamed piece joined.
+        text: String,
+        /// Why the answer stopped.
+        stop: StopReason,
+    },
+    /// The call failed. `partial_output` is the text already streamed before the failure (non-empty => the failure is an unsafe effect for the engine).
+    Failed {
+        /// What the failure left behind, for the catalogue (`observed_at_ms` unset: the
+        /// engine stamps it from its clock).
+        evidence: catalogue::Evidence,
+        /// The text streamed before the failure; empty when none was.
+        partial_output: String,
+    },
+}
+
+impl CallOutcome {
+    /// A failure before any output.
+    pub fn failed(evidence: catalogue::Evidence) -> Self {
+        Self::Failed {
+            evidence,
+            partial_output: String::new(),
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! One streaming call over HTTP, in either wire format, with its timeouts, and the
+//! evidence it leaves when it fails.
+
+use catalogue::{Evidence, Transport};
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use tokio::time::{Instant, timeout, timeout_at};
+
+use crate::call::{CallOutcome, CallRequest, StopReason};
+use crate::config::ProviderConfig;
+use crate::key::read_key;
+use crate::transport::{Phase, chain_text, transport_of};
+use crate::wire::{EventMeaning, Progress, Wire};
+
+/// The most of an error body kept as evidence, in bytes.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Sends `request` and reads its stream. Everything is awaited here, in the caller's
+/// task: dropping the returned future drops the response and so the connection.
+pub(crate) async fn call(
+    client: &reqwest::Client,
+    config: &ProviderConfig,
+    wire: Wire,
+    request: &CallRequest,
+) -> CallOutcome {
+    let family = config.family.as_str();
+    let key = match read_key(config.api_key_env.as_deref()) {
+        Ok(key) => key,
+        Err(error) => {
+            return CallOutcome::failed(Evidence::new(family).with_body(&error.to_string()));
+        }
+    };
+    let url = format!("{}{}", config.base_url.trim_end_matches('/'), wire.path());
+    let body = wire.request_body(request).to_string();
+    let mut builder = client
+        .post(url)
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "text/event-stream")
+        .body(body);
+    for (name, value) in wire.fixed_headers() {
+        builder = builder.header(*name, *value);
+    }
+    if let Some(key) = &key {
+        let (name, value) = key.header(wire.bearer());
+        builder = builder.header(name, value);
+    }
+    drop(key);
+
+    let timeouts = config.timeouts;
+    // One deadline for the headers and the first event together.
+    let first_event_deadline = Instant::now() + timeouts.first_byte();
+    let response = match timeout_at(first_event_deadline, builder.send()).await {
+        Err(_elapsed) => {
+            return CallOutcome::failed(Evidence::new(family).with_transport(Transport::Timeout));
+        }
+        Ok(Err(error)) => return CallOutcome::failed(request_error_evidence(family, &error)),
+        Ok(Ok(response)) => response,
+    };
+    let evidence = response_evidence(family, &response);
+    if !response.status().is_success() || !is_event_stream(&response) {
+        let body = read_capped_body(response, timeouts.idle()).await;
+        return CallOutcome::failed(evidence.with_body(&body));
+    }
+    read_stream(
+        response,
+        wire,
+        evidence,
+        first_event_deadline,
+        timeouts.idle(),
+    )
+    .await
+}
+
+/// Reads the event stream until the answer is complete or the call fails.
+async fn read_stream(
+    response: reqwest::Response,
+    wire: Wire,
+    evidence: Evidence,
+    first_event_deadline: Instant,
+    idle: std::time::Duration,
+) -> CallOutcome {
+    let mut events = response.bytes_stream().eventsource();
+    let mut progress = Progress::default();
+    let mut deadline = first_event_deadline;
+    let evidence = loop {
+        let next = timeout_at(deadline, events.next()).await;
+        deadline = Instant::now() + idle;
+        match next {
+            Ok(Some(Ok(event))) => match wire.read_event(&event, &mut progress) {
+                EventMeaning::Continue => continue,
+                EventMeaning::Finished => {
+                    return CallOutcome::Answered {
+                        text: progress.text,
+                        stop: progress.stop.unwrap_or(StopReason::End),
+                    };
+                }
+                EventMeaning::Failed { body } => {
+                    return CallOutcome::Failed {
+                        evidence: evidence.with_body(&body),
+                        partial_output: progress.text,
+                    };
+                }
+            },
+            Err(_elapsed) => break evidence.with_transport(Transport::Timeout),
+            Ok(None) => break evidence.with_transport(Transport::ClosedEarly),
+            Ok(Some(Err(EventStreamError::Transport(error)))) => {
+                let transport = transport_of(&error, Phase::Body).unwrap_or(Transport::ClosedEarly);
+                break evidence.with_transport(transport);
+            }
+            Ok(Some(Err(EventStreamError::Utf8(_)))) => {
+                break evidence.with_body("the event stream was not valid UTF-8");
+            }
+            Ok(Some(Err(EventStreamError::Parser(_)))) => {
+                break evidence
+                    .with_body("the event stream could not be parsed as server-sent events");
+            }
+        }
+    };
+    // The stream stopped short of its terminal event.
+    match progress.stop {
+        Some(stop) if wire.complete_at_stop() => CallOutcome::Answered {
+            text: progress.text,
+            stop,
+        },
+        _ => CallOutcome::Failed {
+            evidence,
+            partial_output: progress.text,
+        },
+    }
+}
+
+/// The evidence a request that got no response leaves.
+fn request_error_evidence(family: &str, error: &reqwest::Error) -> Evidence {
+    match transport_of(error, Phase::Request) {
+        Some(transport) => Evidence::new(family).with_transport(transport),
+        None => Evidence::new(family).with_body(&chain_text(error)),
+    }
+}
+
+/// The status and every header of a response.
+fn response_evidence(family: &str, response: &reqwest::Response) -> Evidence {
+    let mut evidence = Evidence::new(family).with_status(response.status().as_u16());
+    for (name, value) in response.headers() {
+        evidence
+            .headers
+            .insert(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+    }
+    evidence
+}
+
+/// Whether a successful response is the event stream asked for (a server that
+/// names no type is given the benefit of the doubt).
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    match response.headers().get(CONTENT_TYPE) {
+        None => true,
+        Some(value) => value.to_str().is_ok_and(|text| {
+            text.trim()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        }),
+    }
+}
+
+/// The body, up to [`MAX_ERROR_BODY_BYTES`]; what arrived before a failure or a
+/// stall longer than `idle` is kept, since the status already says the most.
+async fn read_capped_body(mut response: reqwest::Response, idle: std::time::Duration) -> String {
+    let mut body: Vec<u8> = Vec::new();
+    while body.len() < MAX_ERROR_BODY_BYTES {
+        match timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                let room = MAX_ERROR_BODY_BYTES - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(Ok(None)) | Ok(Err(_)) | Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}

@@ -1,0 +1,45 @@
+//! Switchback's provider adapters (server side only): one interface, [`Adapter::call`],
+//! over Anthropic's Messages API, OpenAI's Chat Completions API (and the servers
+//! that copy it), and the scripted [simulated provider](simulated). A call either
+//! answers or fails with the evidence the catalogue classifies, and the text
+//! already streamed when it failed.
+//!
+//! Code map:
+//!
+//! - `call`, `config`: the engine's side of the interface (requests, outcomes,
+//!   provider configuration and timeouts).
+//! - `adapter`: picks the protocol for a provider kind.
+//! - `http`: one streaming call, its timeouts, and its evidence; `wire`: what each
+//!   protocol sends and what each of its stream events means; `transport`: how a
+//!   failed connection is named, read from reqwest's error chain; `key`: the key,
+//!   read from the environment at call time and never shown.
+//! - `client`: the shared HTTP client (rustls with ring, HTTP/1.1, no proxy).
+//! - [`simulated`]: the script format and its player.
+//!
+//! Invariants: the key never appears in evidence, errors or `Debug` output
+//! (`tests/keys.rs`); a dropped call closes its connection (`tests/http.rs`); a
+//! call never panics or returns early: every failure is evidence (`tests/http.rs`).
+
+mod adapter;
+mod call;
+mod client;
+mod config;
+mod http;
+mod key;
+pub mod simulated;
+mod transport;
+mod wire;
+
+pub use adapter::Adapter;
+pub use call::{CallOutcome, CallRequest, Message, Role, StopReason};
+pub use client::{http_client, http_client_builder, http_client_with_connect_timeout};
+pub use config::{ProviderConfig, Timeouts};
+pub use http::MAX_ERROR_BODY_BYTES;
+pub use simulated::{
+    MAX_STEP_DELAY_MS, SimulatedAction, SimulatedEvidence, SimulatedStep, SimulatedStop, StepError,
+    parse_script,
+};
+
+/// The HTTP client crate the adapters use, so a caller builds its client with the
+/// same version (`providers::reqwest::Client`).
+pub use reqwest;

@@ -1,0 +1,434 @@
+//! The two wire formats: the request each sends and what each stream event means.
+
+use eventsource_stream::Event;
+use serde_json::{Value, json};
+
+use crate::call::{CallRequest, StopReason};
+
+/// The answer as the stream has built it so far.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    /// Every text piece so far, joined.
+    pub(crate) text: String,
+    /// The stop reason, once the provider gave one.
+    pub(crate) stop: Option<StopReason>,
+}
+
+/// What one stream event means for the call.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum EventMeaning {
+    /// Keep reading (text, if any, went into the progress).
+    Continue,
+    /// The answer is complete.
+    Finished,
+    /// The stream reported an error, or carried something unreadable: `body` is the
+    /// event's data, for the catalogue.
+    Failed {
+        /// The event's data.
+        body: String,
+    },
+}
+
+/// A streaming wire protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// OpenAI's Chat Completions API (and every server that copies it).
+    OpenAi,
+}
+
+impl Wire {
+    /// The request path under the base URL.
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            Self::Anthropic => "/v1/messages",
+            Self::OpenAi => "/v1/chat/completions",
+        }
+    }
+
+    /// Whether the key travels as `authorization: Bearer` (else `x-api-key`).
+    pub(crate) fn bearer(self) -> bool {
+        self == Self::OpenAi
+    }
+
+    /// Headers every request of this protocol carries, besides the key and the type.
+    pub(crate) fn fixed_headers(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Anthropic => &[("anthropic-version", "2023-06-01")],
+            Self::OpenAi => &[],
+        }
+    }
+
+    /// The JSON request body: the same shape for both protocols.
+    pub(crate) fn request_body(self, request: &CallRequest) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|message| json!({"role": message.role.as_str(), "content": message.content}))
+            .collect();
+        json!({
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": messages,
+            "stream": true,
+        })
+    }
+
+    /// Reads one event into `progress`.
+    pub(crate) fn read_event(self, event: &Event, progress: &mut Progress) -> EventMeaning {
+        match self {
+            Self::Anthropic => anthropic::read_event(event, progress),
+            Self::OpenAi => openai::read_event(event, progress),
+        }
+    }
+
+    /// Whether a stream that ends (or stalls) once a stop reason has arrived still
+    /// gave a complete answer. OpenAI's `finish_reason` ends the answer (`[DONE]` and
+    /// a usage chunk may follow); Anthropic's answer is complete only at `message_stop`.
+    pub(crate) fn complete_at_stop(self) -> bool {
+        self == Self::OpenAi
+    }
+}
+
+/// Anthropic's events: `message_start`, `content_block_start`, `content_block_delta`,
+/// `content_block_stop`, `message_delta`, `message_stop`, `ping` and `error`.
+mod anthropic {
+    use eventsource_stream::Event;
+    use serde::Deserialize;
+
+    use super::{EventMeaning, Progress};
+    use crate::call::StopReason;
+
+    /// The fields of an event's data this adapter reads.
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct Data {
+        #[serde(rename = "type")]
+        kind: String,
+        delta: Delta,
+        content_block: ContentBlock,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct Delta {
+        #[serde(rename = "type")]
+        kind: String,
+        text: String,
+        stop_reason: Option<String>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct ContentBlock {
+        #[serde(rename = "type")]
+        kind: String,
+        text: String,
+    }
+
+    pub(super) fn read_event(event: &Event, progress: &mut Progress) -> EventMeaning {
+        let data = serde_json::from_str::<Data>(&event.data);
+        // The event's name says what it is; an unnamed event says it in its data.
+        let kind = match (event.event.as_str(), &data) {
+            ("message", Ok(data)) => data.kind.as_str(),
+            (name, _) => name,
+        };
+        if kind == "error" {
+            return EventMeaning::Failed {
+                body: event.data.clone(),
+            };
+        }
+        if !matches!(
+            kind,
+            "content_block_start" | "content_block_delta" | "message_delta" | "message_stop"
+        ) {
+            // `message_start`, `content_block_stop`, `ping`, and event types added after
+            // this was written: nothing to read.
+            return EventMeaning::Continue;
+        }
+        let Ok(data) = &data else {
+            return EventMeaning::Failed {
+                body: event.data.clone(),
+            };
+        };
+        match kind {
+            "content_block_start" if data.content_block.kind == "text" => {
+                progress.text.push_str(&data.content_block.text);
+            }
+            "content_block_delta" if data.delta.kind == "text_delta" => {
+                progress.text.push_str(&data.delta.text);
+            }
+            "message_delta" => {
+                if let Some(reason) = &data.delta.stop_reason {
+                    progress.stop = Some(stop_reason(reason));
+                }
+            }
+            "message_stop" => return EventMeaning::Finished,
+            _ => {}
+        }
+        EventMeaning::Continue
+    }
+
+    /// `end_turn`/`stop_sequence` -> End, `max_tokens` -> MaxTokens.
+    fn stop_reason(reason: &str) -> StopReason {
+        match reason {
+            "end_turn" | "stop_sequence" => StopReason::End,
+            "max_tokens" => StopReason::MaxTokens,
+            other => StopReason::Other(other.to_owned()),
+        }
+    }
+}
+
+/// OpenAI's chunks: `data: {"choices":[{"delta":{"content":"..."},"finish_reason":...}]}`
+/// until `data: [DONE]`; some compatible servers send `data: {"error":{...}}` mid-stream.
+mod openai {
+    use eventsource_stream::Event;
+    use serde::Deserialize;
+    use serde_json::Value;
+
+    use super::{EventMeaning, Progress};
+    use crate::call::StopReason;
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct Chunk {
+        error: Option<Value>,
+        choices: Vec<Choice>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct Choice {
+        index: u32,
+        delta: Delta,
+        finish_reason: Option<String>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct Delta {
+        content: Option<String>,
+    }
+
+    pub(super) fn read_event(event: &Event, progress: &mut Progress) -> EventMeaning {
+        if event.data.trim() == "[DONE]" {
+            return EventMeaning::Finished;
+        }
+        let Ok(chunk) = serde_json::from_str::<Chunk>(&event.data) else {
+            return EventMeaning::Failed {
+                body: event.data.clone(),
+            };
+        };
+        if chunk.error.is_some_and(|error| !error.is_null()) {
+            return EventMeaning::Failed {
+                body: event.data.clone(),
+            };
+        }
+        // One answer was asked for: choice 0.
+        for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
+            if let Some(content) = choice.delta.content {
+                progress.text.push_str(&content);
+            }
+            if let Some(reason) = choice.finish_reason {
+                progress.stop = Some(stop_reason(&reason));
+            }
+        }
+        EventMeaning::Continue
+    }
+
+    /// `stop` -> End, `length` -> MaxTokens.
+    fn stop_reason(reason: &str) -> StopReason {
+        match reason {
+            "stop" => StopReason::End,
+            "length" => StopReason::MaxTokens,
+            other => StopReason::Other(other.to_owned()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use eventsource_stream::Event;
+
+    use super::{EventMeaning, Progress, Wire};
+    use crate::call::StopReason;
+
+    fn event(name: &str, data: &str) -> Event {
+        Event {
+            event: name.to_owned(),
+            data: data.to_owned(),
+            ..Event::default()
+        }
+    }
+
+    /// One row: events of one protocol, what the last one means, and the progress after all.
+    struct Row {
+        wire: Wire,
+        events: Vec<Event>,
+        meaning: EventMeaning,
+        text: &'static str,
+        stop: Option<StopReason>,
+    }
+
+    fn row(
+        wire: Wire,
+        events: Vec<Event>,
+        meaning: EventMeaning,
+        text: &'static str,
+        stop: Option<StopReason>,
+    ) -> Row {
+        Row {
+            wire,
+            events,
+            meaning,
+            text,
+            stop,
+        }
+    }
+
+    /// What each event of each protocol contributes.
+    #[test]
+    fn events_read_into_progress() {
+        let rows = vec![
+            row(
+                Wire::Anthropic,
+                vec![
+                    event("message_start", r#"{"type":"message_start","message":{}}"#),
+                    event(
+                        "content_block_start",
+                        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+                    ),
+                    event("ping", r#"{"type": "ping"}"#),
+                    event(
+                        "content_block_delta",
+                        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}"#,
+                    ),
+                    event(
+                        "content_block_delta",
+                        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}"#,
+                    ),
+                    event(
+                        "content_block_delta",
+                        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo"}}"#,
+                    ),
+                    event(
+                        "message_delta",
+                        r#"{"type":"message_delta","delta":{"stop_reason":"stop_sequence"}}"#,
+                    ),
+                    event("message_stop", r#"{"type":"message_stop"}"#),
+                ],
+                EventMeaning::Finished,
+                "Hello",
+                Some(StopReason::End),
+            ),
+            row(
+                Wire::Anthropic,
+                vec![event(
+                    "message_delta",
+                    r#"{"type":"message_delta","delta":{"stop_reason":"refusal"}}"#,
+                )],
+                EventMeaning::Continue,
+                "",
+                Some(StopReason::Other("refusal".into())),
+            ),
+            row(
+                Wire::Anthropic,
+                vec![event(
+                    "message",
+                    r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"unnamed"}}"#,
+                )],
+                EventMeaning::Continue,
+                "unnamed",
+                None,
+            ),
+            row(
+                Wire::Anthropic,
+                vec![event("brand_new_event", "not json")],
+                EventMeaning::Continue,
+                "",
+                None,
+            ),
+            row(
+                Wire::Anthropic,
+                vec![event("content_block_delta", "{not json")],
+                EventMeaning::Failed {
+                    body: "{not json".into(),
+                },
+                "",
+                None,
+            ),
+            row(
+                Wire::Anthropic,
+                vec![event(
+                    "error",
+                    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                )],
+                EventMeaning::Failed {
+                    body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+                },
+                "",
+                None,
+            ),
+            row(
+                Wire::OpenAi,
+                vec![
+                    event("message", r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#),
+                    event("message", r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#),
+                    event("message", r#"{"choices":[{"index":1,"delta":{"content":"other choice"}}]}"#),
+                    event("message", r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#),
+                    event("message", r#"{"choices":[],"usage":{"total_tokens":3}}"#),
+                    event("message", "[DONE]"),
+                ],
+                EventMeaning::Finished,
+                "Hi",
+                Some(StopReason::MaxTokens),
+            ),
+            row(
+                Wire::OpenAi,
+                vec![event("message", r#"{"choices":[{"delta":{"content":null},"finish_reason":"content_filter"}]}"#)],
+                EventMeaning::Continue,
+                "",
+                Some(StopReason::Other("content_filter".into())),
+            ),
+            row(
+                Wire::OpenAi,
+                vec![event("message", r#"{"error":null,"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}]}"#)],
+                EventMeaning::Continue,
+                "x",
+                Some(StopReason::End),
+            ),
+            row(
+                Wire::OpenAi,
+                vec![event("message", r#"{"error":{"message":"upstream overloaded","code":503}}"#)],
+                EventMeaning::Failed {
+                    body: r#"{"error":{"message":"upstream overloaded","code":503}}"#.into(),
+                },
+                "",
+                None,
+            ),
+            row(
+                Wire::OpenAi,
+                vec![event("message", "<html>")],
+                EventMeaning::Failed { body: "<html>".into() },
+                "",
+                None,
+            ),
+        ];
+        for row in rows {
+            let mut progress = Progress::default();
+            let mut meaning = EventMeaning::Continue;
+            for event in &row.events {
+                meaning = row.wire.read_event(event, &mut progress);
+            }
+            let context = format!(
+                "{:?} {:?}",
+                row.wire,
+                row.events.last().map(|event| &event.data)
+            );
+            assert_eq!(meaning, row.meaning, "{context}");
+            assert_eq!(progress.text, row.text, "{context}");
+            assert_eq!(progress.stop, row.stop, "{context}");
+        }
+    }
+}
