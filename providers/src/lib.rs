@@ -15,6 +15,7 @@
 //!   read from the environment at call time and never shown.
 //! - `client`: the shared HTTP client (rustls with ring, HTTP/1.1, no proxy).
 //! - [`simulated`]: the script format and its player.
+//! - `mock` (feature `mock`): a loopback server speaking both protocols, for tests.
 //!
 //! Invariants: the key never appears in evidence, errors or `Debug` output
 //! (`tests/keys.rs`); a dropped call closes its connection (`tests/http.rs`); a
@@ -29,6 +30,9 @@ mod key;
 pub mod simulated;
 mod transport;
 mod wire;
+
+#[cfg(feature = "mock")]
+pub mod mock;
 
 pub use adapter::Adapter;
 pub use call::{CallOutcome, CallRequest, Message, Role, StopReason};
