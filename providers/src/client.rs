@@ -10,7 +10,8 @@ use crate::config::Timeouts;
 /// The shared HTTP client: rustls with the ring crypto provider, HTTP/1.1, no
 /// proxy, no redirects, and the default connect timeout ([`Timeouts::default`]).
 ///
-/// Build it once and clone it (clones share one connection pool). Panics only if
+/// Build it once and clone it: clones share one connection pool, and building one
+/// reads the host's trust store (tens of milliseconds). Panics only if
 /// the TLS configuration cannot be built, which the fixed choices here rule out.
 ///
 /// ```

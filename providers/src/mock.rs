@@ -71,6 +71,12 @@ pub enum MockResponse {
     HangBeforeHeaders,
     /// 200 and stream headers, then nothing, until the client goes away.
     HangAfterHeaders,
+    /// 200 and a stream: `text_before` in chunks, then nothing, until the client goes
+    /// away (an idle stream).
+    StallMidStream {
+        /// Text streamed before the stream goes quiet.
+        text_before: String,
+    },
     /// 200 and a stream: `text_before` in chunks, then the connection is dropped.
     CloseMidStream {
         /// Text streamed before the connection drops.
@@ -236,8 +242,8 @@ impl MockProvider {
     }
 
     /// How many hanging responses ([`MockResponse::HangBeforeHeaders`],
-    /// [`MockResponse::HangAfterHeaders`]) were abandoned: their client closed the
-    /// connection.
+    /// [`MockResponse::HangAfterHeaders`], [`MockResponse::StallMidStream`]) were
+    /// abandoned: their client closed the connection.
     pub fn abandoned(&self) -> usize {
         *self.shared.abandoned.borrow()
     }
@@ -318,15 +324,23 @@ async fn handle(
             let _abandoned = AbandonedOnDrop(shared);
             std::future::pending::<Response>().await
         }
-        MockResponse::HangAfterHeaders => {
-            let guard = AbandonedOnDrop(shared);
-            let silence = stream::unfold(guard, |_guard| std::future::pending());
-            event_stream(silence.boxed())
+        MockResponse::HangAfterHeaders => event_stream(silence(shared).boxed()),
+        MockResponse::StallMidStream { text_before } => {
+            let mut frames = opening(format);
+            frames.extend(text_frames(format, &text_before));
+            event_stream(
+                stream::iter(frames.into_iter().map(Ok))
+                    .chain(silence(shared))
+                    .boxed(),
+            )
         }
         MockResponse::CloseMidStream { text_before } => {
             let mut frames = opening(format);
             frames.extend(text_frames(format, &text_before));
             let cut = stream::once(async {
+                // One turn away first, so hyper flushes the text before the error
+                // makes it drop the connection (it would drop the unsent text too).
+                tokio::task::yield_now().await;
                 Err(io::Error::other("the mock drops the connection mid-stream"))
             });
             event_stream(stream::iter(frames.into_iter().map(Ok)).chain(cut).boxed())
@@ -371,6 +385,11 @@ fn record(shared: &Shared, format: Format, headers: &HeaderMap, body: &Bytes) {
         body,
     });
     shared.hits.send_modify(|hits| *hits += 1);
+}
+
+/// A body that sends nothing more and counts itself abandoned when hyper drops it.
+fn silence(shared: Arc<Shared>) -> impl futures_util::Stream<Item = Result<Bytes, io::Error>> {
+    stream::unfold(AbandonedOnDrop(shared), |_guard| std::future::pending())
 }
 
 fn event_stream(frames: BoxStream<'static, Result<Bytes, io::Error>>) -> Response {
