@@ -1,0 +1,165 @@
+//! The key: read from its environment variable at call time, sent in the wire
+//! format's header, and found nowhere else: not in evidence, not in the `Debug` of
+//! the adapter, its configuration or the outcome. A variable that is configured but
+//! unusable fails the call before anything is sent.
+//!
+//! One test in its own binary, because it sets environment variables: nothing else
+//! runs in this process while it does.
+
+use catalogue::Evidence;
+use policy::ProviderKind;
+use providers::mock::{MockProvider, MockResponse, ReceivedAuth};
+use providers::{Adapter, CallOutcome, CallRequest, Message, ProviderConfig};
+
+const ANTHROPIC_KEY: &str = "sk-ant-test-key-0123456789abcdef";
+const OPENAI_KEY: &str = "sk-proj-test-key-fedcba9876543210";
+const BAD_KEY: &str = "sk-bad-key\nwith-a-line-break";
+
+fn request() -> CallRequest {
+    CallRequest {
+        model: "model-x".into(),
+        max_tokens: 16,
+        messages: vec![Message::user("Hi")],
+        call_index: 0,
+    }
+}
+
+/// What a row expects of the mock's view of the request.
+enum Sent {
+    /// Nothing reached the mock: the call failed with this evidence body.
+    Nothing { body: &'static str },
+    /// The request arrived carrying this credential (or none).
+    Request { auth: Option<ReceivedAuth> },
+}
+
+fn auth(header: &str, bearer: bool, key: &str) -> Option<ReceivedAuth> {
+    Some(ReceivedAuth {
+        header: header.into(),
+        bearer,
+        credential_length: key.len(),
+    })
+}
+
+#[test]
+fn keys_come_from_the_environment_and_go_nowhere_else() {
+    // SAFETY: this binary holds this one test, and no runtime or other thread exists
+    // yet, so nothing reads the environment while it is written.
+    unsafe {
+        std::env::set_var("SWITCHBACK_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY);
+        std::env::set_var("SWITCHBACK_TEST_OPENAI_KEY", OPENAI_KEY);
+        std::env::set_var("SWITCHBACK_TEST_EMPTY_KEY", "  ");
+        std::env::set_var("SWITCHBACK_TEST_BAD_KEY", BAD_KEY);
+        std::env::remove_var("SWITCHBACK_TEST_UNSET_KEY");
+    }
+    let rows: Vec<(ProviderKind, Option<&str>, Sent)> = vec![
+        (
+            ProviderKind::Anthropic,
+            Some("SWITCHBACK_TEST_ANTHROPIC_KEY"),
+            Sent::Request {
+                auth: auth("x-api-key", false, ANTHROPIC_KEY),
+            },
+        ),
+        (
+            ProviderKind::Openai,
+            Some("SWITCHBACK_TEST_OPENAI_KEY"),
+            Sent::Request {
+                auth: auth("authorization", true, OPENAI_KEY),
+            },
+        ),
+        (
+            ProviderKind::OpenaiCompatible,
+            Some("SWITCHBACK_TEST_OPENAI_KEY"),
+            Sent::Request {
+                auth: auth("authorization", true, OPENAI_KEY),
+            },
+        ),
+        (
+            ProviderKind::OpenaiCompatible,
+            None,
+            Sent::Request { auth: None },
+        ),
+        (
+            ProviderKind::Anthropic,
+            Some("SWITCHBACK_TEST_UNSET_KEY"),
+            Sent::Nothing {
+                body: "the environment variable SWITCHBACK_TEST_UNSET_KEY that holds this provider's key is not set",
+            },
+        ),
+        (
+            ProviderKind::Openai,
+            Some("SWITCHBACK_TEST_UNSET_KEY"),
+            Sent::Nothing {
+                body: "the environment variable SWITCHBACK_TEST_UNSET_KEY that holds this provider's key is not set",
+            },
+        ),
+        (
+            ProviderKind::Openai,
+            Some("SWITCHBACK_TEST_EMPTY_KEY"),
+            Sent::Nothing {
+                body: "the environment variable SWITCHBACK_TEST_EMPTY_KEY that holds this provider's key is empty",
+            },
+        ),
+        (
+            ProviderKind::Anthropic,
+            Some("SWITCHBACK_TEST_BAD_KEY"),
+            Sent::Nothing {
+                body: "the environment variable SWITCHBACK_TEST_BAD_KEY that holds this provider's key has characters an HTTP header cannot carry",
+            },
+        ),
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        for (kind, variable, sent) in rows {
+            let context = format!("{kind:?} {variable:?}");
+            let mock = MockProvider::start().await;
+            // An error answer, so the evidence holds everything the response had.
+            mock.push(MockResponse::Error {
+                status: 401,
+                headers: vec![("x-request-id".into(), "req_1".into())],
+                body: r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#.into(),
+            });
+            let config = ProviderConfig {
+                api_key_env: variable.map(str::to_owned),
+                ..mock.config(kind)
+            };
+            let adapter = Adapter::new(config, providers::http_client());
+            let outcome = adapter.call(&request()).await;
+
+            for shown in [
+                format!("{adapter:?}"),
+                format!("{:?}", adapter.config()),
+                serde_json::to_string(adapter.config()).unwrap(),
+                format!("{outcome:?}"),
+            ] {
+                for key in [ANTHROPIC_KEY, OPENAI_KEY, "sk-bad-key"] {
+                    assert!(!shown.contains(key), "{context}: the key shows in {shown}");
+                }
+            }
+
+            match sent {
+                Sent::Nothing { body } => {
+                    assert_eq!(mock.hits(), 0, "{context}: nothing may be sent");
+                    assert_eq!(
+                        outcome,
+                        CallOutcome::failed(
+                            Evidence::new(kind.default_family().as_str()).with_body(body)
+                        ),
+                        "{context}"
+                    );
+                }
+                Sent::Request { auth } => {
+                    assert_eq!(mock.hits(), 1, "{context}");
+                    assert_eq!(mock.requests()[0].auth, auth, "{context}");
+                    let CallOutcome::Failed { evidence, .. } = &outcome else {
+                        panic!("{context}: expected the 401, got {outcome:?}");
+                    };
+                    assert_eq!(evidence.status, Some(401), "{context}");
+                    assert_eq!(evidence.headers.get("x-request-id"), Some("req_1"));
+                }
+            }
+        }
+    });
+}
