@@ -82,6 +82,33 @@ pub enum MockResponse {
         /// Text streamed before the connection drops.
         text_before: String,
     },
+    /// 200 and a stream of exactly these SSE chunks, whichever endpoint was hit (for
+    /// streams the other variants do not make), then `end`.
+    ///
+    /// ```
+    /// let response = providers::mock::MockResponse::Events {
+    ///     chunks: vec!["data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\n".into()],
+    ///     end: providers::mock::MockEnd::Stall,
+    /// };
+    /// # drop(response);
+    /// ```
+    Events {
+        /// Raw SSE text, one body chunk each (`event: ...\ndata: ...\n\n`).
+        chunks: Vec<String>,
+        /// What happens after the last chunk.
+        end: MockEnd,
+    },
+}
+
+/// How a [`MockResponse::Events`] stream ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MockEnd {
+    /// The body ends cleanly.
+    Finish,
+    /// Nothing more is sent, until the client goes away (counted as abandoned).
+    Stall,
+    /// The connection is dropped.
+    Close,
 }
 
 /// How a mocked reply stops.
@@ -242,8 +269,9 @@ impl MockProvider {
     }
 
     /// How many hanging responses ([`MockResponse::HangBeforeHeaders`],
-    /// [`MockResponse::HangAfterHeaders`], [`MockResponse::StallMidStream`]) were
-    /// abandoned: their client closed the connection.
+    /// [`MockResponse::HangAfterHeaders`], [`MockResponse::StallMidStream`], and
+    /// [`MockResponse::Events`] ending in [`MockEnd::Stall`]) were abandoned: their
+    /// client closed the connection.
     pub fn abandoned(&self) -> usize {
         *self.shared.abandoned.borrow()
     }
@@ -294,7 +322,7 @@ async fn handle(
             let mut frames = opening(format);
             frames.extend(text_frames(format, &text));
             frames.extend(closing(format, stop));
-            event_stream(stream::iter(frames.into_iter().map(Ok)).boxed())
+            event_stream(frames_then(frames, MockEnd::Finish, shared))
         }
         MockResponse::Error {
             status,
@@ -318,7 +346,7 @@ async fn handle(
                 Format::Anthropic => sse_event("error", &event),
                 Format::OpenAi => sse_data(&event),
             });
-            event_stream(stream::iter(frames.into_iter().map(Ok)).boxed())
+            event_stream(frames_then(frames, MockEnd::Finish, shared))
         }
         MockResponse::HangBeforeHeaders => {
             let _abandoned = AbandonedOnDrop(shared);
@@ -328,22 +356,38 @@ async fn handle(
         MockResponse::StallMidStream { text_before } => {
             let mut frames = opening(format);
             frames.extend(text_frames(format, &text_before));
-            event_stream(
-                stream::iter(frames.into_iter().map(Ok))
-                    .chain(silence(shared))
-                    .boxed(),
-            )
+            event_stream(frames_then(frames, MockEnd::Stall, shared))
         }
         MockResponse::CloseMidStream { text_before } => {
             let mut frames = opening(format);
             frames.extend(text_frames(format, &text_before));
+            event_stream(frames_then(frames, MockEnd::Close, shared))
+        }
+        MockResponse::Events { chunks, end } => {
+            let frames = chunks.into_iter().map(Bytes::from).collect();
+            event_stream(frames_then(frames, end, shared))
+        }
+    }
+}
+
+/// `frames`, then the stream's end.
+fn frames_then(
+    frames: Vec<Bytes>,
+    end: MockEnd,
+    shared: Arc<Shared>,
+) -> BoxStream<'static, Result<Bytes, io::Error>> {
+    let frames = stream::iter(frames.into_iter().map(Ok));
+    match end {
+        MockEnd::Finish => frames.boxed(),
+        MockEnd::Stall => frames.chain(silence(shared)).boxed(),
+        MockEnd::Close => {
             let cut = stream::once(async {
                 // One turn away first, so hyper flushes the text before the error
                 // makes it drop the connection (it would drop the unsent text too).
                 tokio::task::yield_now().await;
                 Err(io::Error::other("the mock drops the connection mid-stream"))
             });
-            event_stream(stream::iter(frames.into_iter().map(Ok)).chain(cut).boxed())
+            frames.chain(cut).boxed()
         }
     }
 }

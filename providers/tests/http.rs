@@ -654,3 +654,185 @@ async fn a_provider_with_its_own_connect_timeout_answers() {
         "{outcome:?}"
     );
 }
+
+fn sse(name: &str, data: &str) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+fn data(data: &str) -> String {
+    format!("data: {data}\n\n")
+}
+
+fn openai_text(text: &str, finish_reason: Option<&str>) -> String {
+    data(
+        &json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish_reason}]})
+            .to_string(),
+    )
+}
+
+fn anthropic_text(text: &str) -> String {
+    sse(
+        "content_block_delta",
+        &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})
+            .to_string(),
+    )
+}
+
+/// How streams end short of, or without, their usual terminal event: OpenAI's answer
+/// is complete at its `finish_reason`, Anthropic's only at `message_stop`.
+#[tokio::test]
+async fn streams_end_where_their_protocol_says() {
+    use providers::mock::MockEnd;
+    let anthropic_stop = |reason: &str| {
+        sse(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": reason}}).to_string(),
+        )
+    };
+    let message_stop = sse("message_stop", r#"{"type":"message_stop"}"#);
+    let rows: Vec<(&str, ProviderKind, Vec<String>, MockEnd, Expect)> = vec![
+        (
+            "openai: finish_reason, then the body ends without [DONE]: answered",
+            ProviderKind::Openai,
+            vec![openai_text("Hi", None), openai_text("!", Some("stop"))],
+            MockEnd::Finish,
+            Expect::Answered {
+                text: "Hi!",
+                stop: StopReason::End,
+            },
+        ),
+        (
+            "openai: finish_reason length, then silence past idle_ms: answered, truncated",
+            ProviderKind::Openai,
+            vec![openai_text("Hi", Some("length"))],
+            MockEnd::Stall,
+            Expect::Answered {
+                text: "Hi",
+                stop: StopReason::MaxTokens,
+            },
+        ),
+        (
+            "openai: finish_reason, then the connection drops: answered",
+            ProviderKind::OpenaiCompatible,
+            vec![openai_text("Hi", Some("stop"))],
+            MockEnd::Close,
+            Expect::Answered {
+                text: "Hi",
+                stop: StopReason::End,
+            },
+        ),
+        (
+            "openai: [DONE] without a finish_reason: answered, ended",
+            ProviderKind::Openai,
+            vec![
+                ": keep-alive comment\n\n".into(),
+                openai_text("Hi", None),
+                data(r#"{"choices":[],"usage":{"total_tokens":5}}"#),
+                data("[DONE]"),
+            ],
+            MockEnd::Finish,
+            Expect::Answered {
+                text: "Hi",
+                stop: StopReason::End,
+            },
+        ),
+        (
+            "openai: the body ends before any finish: closed_early with the text",
+            ProviderKind::Openai,
+            vec![openai_text("Hi", None)],
+            MockEnd::Finish,
+            failed(
+                Some(200),
+                None,
+                Some(Transport::ClosedEarly),
+                "Hi",
+                SemanticCode::Network,
+            ),
+        ),
+        (
+            "openai: a chunk that is not JSON fails with it as the body",
+            ProviderKind::Openai,
+            vec![openai_text("Hi", None), data("<html>oops</html>")],
+            MockEnd::Finish,
+            failed(
+                Some(200),
+                Some("<html>oops</html>"),
+                None,
+                "Hi",
+                SemanticCode::Unknown,
+            ),
+        ),
+        (
+            "anthropic: a stop_reason, then the body ends without message_stop: closed_early",
+            ProviderKind::Anthropic,
+            vec![anthropic_text("Hi"), anthropic_stop("end_turn")],
+            MockEnd::Finish,
+            failed(
+                Some(200),
+                None,
+                Some(Transport::ClosedEarly),
+                "Hi",
+                SemanticCode::Network,
+            ),
+        ),
+        (
+            "anthropic: message_stop without a stop_reason: answered, ended",
+            ProviderKind::Anthropic,
+            vec![anthropic_text("Hi"), message_stop.clone()],
+            MockEnd::Finish,
+            Expect::Answered {
+                text: "Hi",
+                stop: StopReason::End,
+            },
+        ),
+        (
+            "anthropic: events named only in their data, and unknown events, read",
+            ProviderKind::Anthropic,
+            vec![
+                sse("brand_new_event", r#"{"type":"brand_new_event"}"#),
+                data(
+                    r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+                ),
+                data(r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#),
+                data(r#"{"type":"message_stop"}"#),
+            ],
+            MockEnd::Finish,
+            Expect::Answered {
+                text: "Hi",
+                stop: StopReason::Other("tool_use".into()),
+            },
+        ),
+        (
+            "anthropic: an error event whose data is not JSON still fails with it",
+            ProviderKind::Anthropic,
+            vec![anthropic_text("Hi"), sse("error", "upstream went away")],
+            MockEnd::Finish,
+            failed(
+                Some(200),
+                Some("upstream went away"),
+                None,
+                "Hi",
+                SemanticCode::Unknown,
+            ),
+        ),
+    ];
+    let client = providers::http_client();
+    let mut report = Vec::new();
+    for (name, kind, chunks, end, expect) in rows {
+        let mock = MockProvider::start().await;
+        mock.push(MockResponse::Events { chunks, end });
+        let config = ProviderConfig {
+            timeouts: SHORT,
+            ..mock.config(kind)
+        };
+        let outcome = Adapter::new(config, client.clone()).call(&request()).await;
+        let found = mismatches(kind, &expect, &outcome);
+        if !found.is_empty() {
+            report.push(format!(
+                "{name}:\n  {}\n  got {outcome:#?}",
+                found.join("\n  ")
+            ));
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n\n"));
+}
