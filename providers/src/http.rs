@@ -45,6 +45,7 @@ pub(crate) async fn call(
         let (name, value) = key.header(wire.bearer());
         builder = builder.header(name, value);
     }
+    // The key lives no longer than building the request needs.
     drop(key);
 
     let timeouts = config.timeouts;

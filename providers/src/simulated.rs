@@ -2,7 +2,7 @@
 //!
 //! A provider of kind `simulated` sends nothing anywhere: it plays a **script**, a
 //! JSON array of steps, and its outcomes travel the same path as a real provider's
-//! (a [`CallOutcome`](crate::CallOutcome), and on failure evidence for the
+//! (a [`CallOutcome`], and on failure evidence for the
 //! catalogue). Scripts make demos and tests of recovery repeatable: a candidate that
 //! is overloaded twice and then answers is `[{"error": ...}, {"error": ...}, {"reply": "..."}]`.
 //!
