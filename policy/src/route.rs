@@ -50,7 +50,7 @@ pub enum RouteState {
     /// A reset wait, on the provider's own hint or an open circuit. Entered by
     /// evaluation or an open circuit; left as a retry wait is. Timer: the reset.
     WaitingForReset,
-    /// A deadline fired (or `retry_now`, or a skip): the dispatch is decided but no
+    /// A deadline fired (or `retry_now`, a skip, an escalation): the dispatch is decided but no
     /// attempt started yet. Left when the dispatcher starts one. No timer.
     Retrying,
     /// Needs a person. Entered by `hold` decisions, `cancel_wait`, and a restart that
@@ -144,6 +144,60 @@ pub enum RouteCause {
     NoCandidate,
 }
 
+impl RouteCause {
+    /// Every cause, in SPEC 5's order.
+    pub const ALL: [RouteCause; 8] = [
+        Self::UnsafeEffect,
+        Self::Unrecognized,
+        Self::Unrecoverable,
+        Self::Exhausted,
+        Self::Interrupted,
+        Self::CancelledWait,
+        Self::StoppedByUser,
+        Self::NoCandidate,
+    ];
+
+    /// The name as SPEC 5 writes it.
+    ///
+    /// ```
+    /// assert_eq!(policy::route::RouteCause::NoCandidate.as_str(), "no_candidate");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UnsafeEffect => "unsafe_effect",
+            Self::Unrecognized => "unrecognized",
+            Self::Unrecoverable => "unrecoverable",
+            Self::Exhausted => "exhausted",
+            Self::Interrupted => "interrupted",
+            Self::CancelledWait => "cancelled_wait",
+            Self::StoppedByUser => "stopped_by_user",
+            Self::NoCandidate => "no_candidate",
+        }
+    }
+
+    /// The cause in words a person understands.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::UnsafeEffect => {
+                "Part of an answer had already streamed when the call failed, so repeating it could duplicate or contradict it."
+            }
+            Self::Unrecognized => {
+                "The error was not recognised with confidence, so no automatic recovery was tried."
+            }
+            Self::Unrecoverable => {
+                "The provider refused the request itself; sending it again cannot help."
+            }
+            Self::Exhausted => "The recovery policy had nothing more to try.",
+            Self::Interrupted => {
+                "The server stopped while a call was in flight; whether it reached the provider is unknown."
+            }
+            Self::CancelledWait => "A person cancelled the pending wait.",
+            Self::StoppedByUser => "A person stopped the route.",
+            Self::NoCandidate => "No enabled candidate was left to skip to.",
+        }
+    }
+}
+
 impl From<HoldCause> for RouteCause {
     fn from(cause: HoldCause) -> Self {
         match cause {
@@ -220,6 +274,10 @@ pub enum RouteEvent {
     NotSent(Decision),
     /// A person acted.
     Action(ManualAction),
+    /// The answer stopped at its token budget and the candidate's escalation allows a
+    /// larger one: the same turn is sent again with twice the budget (SPEC 5), in the
+    /// same episode.
+    Escalated,
     /// A follow-up turn on a completed task.
     NewTurn,
     /// On restart: the attempt was started and never finished.
@@ -237,6 +295,7 @@ impl RouteEvent {
             Self::CircuitOpen { .. } => "circuit_open",
             Self::NotSent(_) => "not_sent",
             Self::Action(action) => action.as_str(),
+            Self::Escalated => "escalated",
             Self::NewTurn => "new_turn",
             Self::Interrupted => "interrupted",
         }
@@ -378,6 +437,11 @@ pub fn transition(
             next.retry_ordinal = None;
             next.new_episode = true;
             vec![Persist, Publish]
+        }
+        (Running, RouteEvent::Escalated) => {
+            settle(&mut next, Retrying);
+            next.retry_ordinal = None;
+            vec![Persist, Enqueue, Publish]
         }
         (Queued | Retrying, RouteEvent::NotSent(decision))
             if matches!(
@@ -779,6 +843,11 @@ mod tests {
                 vec![],
             ),
             (
+                RouteEvent::Escalated,
+                next,
+                vec![(Running, (Retrying, None, QUEUED))],
+            ),
+            (
                 RouteEvent::NewTurn,
                 next,
                 vec![(Completed, (Queued, None, QUEUED))],
@@ -857,7 +926,7 @@ mod tests {
             .collect();
         assert_eq!(
             labels.len(),
-            6 + 2 * 5 + ManualAction::ALL.len(),
+            7 + 2 * 5 + ManualAction::ALL.len(),
             "{labels:?}"
         );
     }
