@@ -51,6 +51,30 @@ pub enum ApiError {
         /// Who uses it, for people.
         message: String,
     },
+    /// 409: the action named a generation the route has moved past; nothing
+    /// changed. `route` is the route now.
+    #[error("{message}")]
+    StaleGeneration {
+        /// For people.
+        message: String,
+        /// The route as it is now: show it, then act again.
+        route: Box<crate::tasks::RouteView>,
+    },
+    /// 422: the route's state does not allow this; nothing changed.
+    #[error("{message}")]
+    NotAllowedNow {
+        /// For people: what the state allows.
+        message: String,
+        /// The route's state.
+        #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::RouteStateSchema))]
+        state: policy::route::RouteState,
+    },
+    /// 422: the profile has no enabled candidate, so a task could not start.
+    #[error("{message}")]
+    NoEnabledCandidate {
+        /// For people.
+        message: String,
+    },
     /// 400: the body is not JSON.
     #[error("{message}")]
     MalformedJson {
@@ -139,6 +163,48 @@ impl ApiError {
         }
     }
 
+    /// The action named generation `sent`; the route is now `route`.
+    pub fn stale_generation(sent: i64, route: crate::tasks::RouteView) -> Self {
+        Self::StaleGeneration {
+            message: format!(
+                "The route changed since you saw it (generation {sent}; it is now at {} and {}). Nothing was done: look at it again, then act.",
+                route.generation,
+                route.state.as_str()
+            ),
+            route: Box::new(route),
+        }
+    }
+
+    /// `what` (an action, a new turn) is not valid while the route is in `state`.
+    pub fn not_allowed_now(what: &str, state: policy::route::RouteState) -> Self {
+        let valid: Vec<&str> = state
+            .actions()
+            .iter()
+            .map(|action| action.as_str())
+            .collect();
+        let allowed = if valid.is_empty() {
+            "no action".to_owned()
+        } else {
+            valid.join(", ")
+        };
+        Self::NotAllowedNow {
+            message: format!(
+                "{what} is not valid while the route is {}: it allows {allowed}. Nothing changed.",
+                state.as_str()
+            ),
+            state,
+        }
+    }
+
+    /// The profile `name` has no enabled candidate.
+    pub fn no_enabled_candidate(name: &str) -> Self {
+        Self::NoEnabledCandidate {
+            message: format!(
+                "The profile {name} has no enabled candidate, so there is nothing to send the task to. Enable a candidate first."
+            ),
+        }
+    }
+
     /// The body is not JSON; `detail` says where.
     pub fn malformed_json(detail: impl std::fmt::Display) -> Self {
         Self::MalformedJson {
@@ -222,9 +288,11 @@ impl ApiError {
     /// ```
     pub fn status(&self) -> u16 {
         match self {
-            Self::Invalid { .. } => 422,
+            Self::Invalid { .. } | Self::NotAllowedNow { .. } | Self::NoEnabledCandidate { .. } => {
+                422
+            }
             Self::NotFound { .. } | Self::NoSuchRoute { .. } => 404,
-            Self::StaleRevision { .. } | Self::InUse { .. } => 409,
+            Self::StaleRevision { .. } | Self::InUse { .. } | Self::StaleGeneration { .. } => 409,
             Self::MalformedJson { .. } | Self::MalformedForm { .. } => 400,
             Self::UnsupportedMediaType { .. } => 415,
             Self::PayloadTooLarge { .. } => 413,
@@ -360,6 +428,16 @@ mod tests {
                 ApiError::in_use("provider", "p", "the profile x"),
                 409,
                 "in_use",
+            ),
+            (
+                ApiError::not_allowed_now("retry_now", policy::route::RouteState::Running),
+                422,
+                "not_allowed_now",
+            ),
+            (
+                ApiError::no_enabled_candidate("p"),
+                422,
+                "no_enabled_candidate",
             ),
             (ApiError::malformed_json("eof"), 400, "malformed_json"),
             (ApiError::unreadable_form("eof"), 400, "malformed_form"),

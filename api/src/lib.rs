@@ -6,7 +6,7 @@
 //!
 //! - `ids`, `time`: one type per id, [`Revision`], [`Generation`] and [`Timestamp`],
 //!   from the store to the browser.
-//! - `providers`, `profiles`, `classify`: each request type with its checks
+//! - `providers`, `profiles`, `classify`, `tasks`: each request type with its checks
 //!   (`validator` derives for lengths, ranges and shapes; the policy crate's
 //!   readers for policy documents) and each response ("view") type.
 //! - [`read`]: a body read into its request type with every error at once.
@@ -36,6 +36,7 @@ pub mod openapi;
 mod profiles;
 mod providers;
 pub mod read;
+mod tasks;
 mod time;
 
 pub use classify::{
@@ -53,6 +54,12 @@ pub use profiles::{
     ProfileSpec, ProfileView,
 };
 pub use providers::{
-    BASE_URL_MAX_CHARS, KEY_ENV_MAX_CHARS, KeyEnvRules, ProviderRequest, ProviderSpec, ProviderView,
+    BASE_URL_MAX_CHARS, KEY_ENV_MAX_CHARS, KeyEnvRules, ProviderRequest, ProviderSpec,
+    ProviderView, TIMEOUT_MAX_MS, TimeoutsRequest,
+};
+pub use tasks::{
+    ActionRequest, AttemptView, PROMPT_MAX_CHARS, RouteView, TASK_PAGE_DEFAULT, TASK_PAGE_MAX,
+    TaskCandidateView, TaskCursor, TaskPage, TaskQuery, TaskRequest, TaskSummary, TaskView,
+    TurnRequest, TurnView,
 };
 pub use time::{RFC3339_PATTERN, Timestamp, TimestampError};

@@ -95,6 +95,27 @@ json_schema!(
 );
 
 json_schema!(
+    /// A route's state (SPEC 5).
+    RouteStateSchema,
+    "RouteState",
+    json!({"type": "string", "enum": policy::route::RouteState::ALL.map(policy::route::RouteState::as_str)})
+);
+
+json_schema!(
+    /// A person's action on a route (SPEC 5).
+    ManualActionSchema,
+    "ManualAction",
+    json!({"type": "string", "enum": policy::route::ManualAction::ALL.map(policy::route::ManualAction::as_str)})
+);
+
+json_schema!(
+    /// Why a route is held or stopped (SPEC 5).
+    RouteCauseSchema,
+    "RouteCause",
+    json!({"type": "string", "enum": policy::route::RouteCause::ALL.map(policy::route::RouteCause::as_str)})
+);
+
+json_schema!(
     /// One field error.
     FieldErrorSchema,
     "FieldError",
@@ -203,8 +224,11 @@ named_schema!(
 );
 
 /// Every schema written by hand, by name.
-fn hand_written() -> [(&'static str, Value); 12] {
+fn hand_written() -> [(&'static str, Value); 15] {
     [
+        ("RouteState", RouteStateSchema::json()),
+        ("ManualAction", ManualActionSchema::json()),
+        ("RouteCause", RouteCauseSchema::json()),
         ("ProviderKind", ProviderKindSchema::json()),
         ("ProviderFamily", ProviderFamilySchema::json()),
         ("SemanticCode", SemanticCodeSchema::json()),
@@ -478,6 +502,8 @@ mod tests {
                 family: None,
                 base_url: Some(url.into()),
                 api_key_env: None,
+                timeouts: None,
+                script: None,
                 revision: None,
             };
             assert_eq!(
@@ -509,6 +535,8 @@ mod tests {
                 family: None,
                 base_url: Some(url.clone()),
                 api_key_env: None,
+                timeouts: None,
+                script: None,
                 revision: None,
             };
             assert_eq!(

@@ -33,6 +33,8 @@ const KEY_ENV_MAX: u64 = KEY_ENV_MAX_CHARS as u64;
 ///     family: None,
 ///     base_url: Some("https://api.anthropic.com/".into()),
 ///     api_key_env: Some("ANTHROPIC_API_KEY".into()),
+///     timeouts: None,
+///     script: None,
 ///     revision: None,
 /// };
 /// let spec = request.check(&KeyEnvRules::default()).unwrap();
@@ -65,9 +67,40 @@ pub struct ProviderRequest {
     #[validate(length(min = 1, max = KEY_ENV_MAX))]
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
     pub api_key_env: Option<String>,
+    /// Call timeouts; the defaults (connect 10 s, first byte 120 s, idle 60 s)
+    /// when left out of a create, the stored ones when left out of an update.
+    #[validate(nested)]
+    pub timeouts: Option<TimeoutsRequest>,
+    /// A `simulated` provider's script of outcomes, one per call (see the
+    /// README's "Simulated providers"); the server checks each step. Left out
+    /// of an update, the stored script is kept.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
+    pub script: Option<serde_json::Value>,
     /// The revision this update was made from; required by `PUT`, ignored by `POST`.
     #[validate(range(min = 1))]
     pub revision: Option<Revision>,
+}
+
+/// The longest any call timeout may be: one hour, in milliseconds.
+pub const TIMEOUT_MAX_MS: u64 = 3_600_000;
+
+/// A provider's call timeouts, in milliseconds, 1..=3600000 each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Validate)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TimeoutsRequest {
+    /// Connecting (TCP and TLS).
+    #[validate(range(min = 1, max = TIMEOUT_MAX_MS))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_600_000))]
+    pub connect_ms: u64,
+    /// From sending the request to the first byte of the answer.
+    #[validate(range(min = 1, max = TIMEOUT_MAX_MS))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_600_000))]
+    pub first_byte_ms: u64,
+    /// The longest silence between two pieces of a streamed answer.
+    #[validate(range(min = 1, max = TIMEOUT_MAX_MS))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_600_000))]
+    pub idle_ms: u64,
 }
 
 impl crate::read::Request for ProviderRequest {
@@ -94,6 +127,10 @@ pub struct ProviderSpec {
     pub base_url: String,
     /// The key variable's name, when there is one.
     pub api_key_env: Option<String>,
+    /// See [`ProviderRequest::timeouts`].
+    pub timeouts: Option<TimeoutsRequest>,
+    /// See [`ProviderRequest::script`]: only a `simulated` provider has one.
+    pub script: Option<serde_json::Value>,
 }
 
 /// Which key variable names the server lets a provider read: any name that
@@ -182,10 +219,19 @@ impl ProviderRequest {
             }
             _ => {}
         }
+        if request.script.is_some() && request.kind != ProviderKind::Simulated {
+            errors.push(FieldError::new(
+                &root.field("script"),
+                ErrorCode::UnknownField,
+                "is only for a simulated provider",
+            ));
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
         Ok(ProviderSpec {
+            timeouts: request.timeouts,
+            script: request.script.clone(),
             family: request.family.unwrap_or(request.kind.default_family()),
             base_url: request
                 .base_url
@@ -363,6 +409,12 @@ pub struct ProviderView {
     pub api_key_env: Option<String>,
     /// Whether that variable is set (and not empty) on the server.
     pub api_key_env_set: bool,
+    /// The call timeouts in force.
+    pub timeouts: TimeoutsRequest,
+    /// A simulated provider's script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
+    pub script: Option<serde_json::Value>,
     /// Send this back with an update.
     pub revision: Revision,
     /// When it was created.

@@ -61,6 +61,9 @@ impl ProviderForm {
             family: self.family,
             base_url: optional(&self.base_url),
             api_key_env: optional(&self.api_key_env),
+            // Left out of an update, the stored timeouts and script are kept.
+            timeouts: None,
+            script: None,
             revision: self.revision,
         }
     }
