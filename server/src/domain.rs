@@ -1,9 +1,15 @@
 //! The stored things, as the rest of the server sees them: providers and
-//! dynamic profiles (the engine will add tasks, routes and attempts). Row
+//! dynamic profiles, tasks with their routes, attempts and turns, and shared
+//! circuits. Row
 //! types stay in the store; wire types in the `api` crate.
 
-use api::{CandidateId, ProfileId, ProviderId, Revision, Timestamp};
-use policy::{EscalationSettings, PolicyDocument, ProviderFamily, ProviderKind};
+use api::{AttemptId, CandidateId, ProfileId, ProviderId, Revision, TaskId, Timestamp};
+use policy::route::Route;
+use policy::{
+    Class, Confidence, Decision, Episode, EscalationSettings, OnExhausted, PolicyDocument,
+    ProviderFamily, ProviderKind, SemanticCode,
+};
+use providers::{SimulatedStep, Timeouts};
 
 /// A configured connection to a model provider. The key is never here: only
 /// the name of the environment variable that holds it.
@@ -21,6 +27,10 @@ pub struct Provider {
     pub base_url: String,
     /// The environment variable that holds the key, if any.
     pub api_key_env: Option<String>,
+    /// Call timeouts.
+    pub timeouts: Timeouts,
+    /// A simulated provider's script of outcomes (empty for the others).
+    pub script: Vec<SimulatedStep>,
     /// Bumped by every update; an update must name the revision it read.
     pub revision: Revision,
     /// When it was created.
@@ -81,6 +91,11 @@ pub struct ProviderWrite {
     pub base_url: String,
     /// See [`Provider::api_key_env`].
     pub api_key_env: Option<String>,
+    /// See [`Provider::timeouts`]; `None` keeps the stored ones (the defaults when new).
+    pub timeouts: Option<Timeouts>,
+    /// See [`Provider::script`]; `None` keeps the stored one (none when new). A kind
+    /// other than `simulated` has none.
+    pub script: Option<Vec<SimulatedStep>>,
     /// The time of the write.
     pub now: Timestamp,
 }
@@ -107,4 +122,342 @@ pub enum IdOrigin {
     Client,
     /// The server made it for a new candidate.
     New,
+}
+
+/// A task: a conversation routed through a snapshot of a profile's candidates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    /// Stable id.
+    pub id: TaskId,
+    /// The profile it was started from.
+    pub profile_id: ProfileId,
+    /// That profile's name at the time.
+    pub profile_name: String,
+    /// The snapshot of the profile's candidates, in order: the route uses only these.
+    pub candidates: Vec<Candidate>,
+    /// When it was created.
+    pub created_at: Timestamp,
+}
+
+impl Task {
+    /// The first enabled candidate after `position`, if any.
+    pub fn next_enabled_after(&self, position: usize) -> Option<usize> {
+        self.candidates
+            .iter()
+            .enumerate()
+            .skip(position + 1)
+            .find(|(_, candidate)| candidate.enabled)
+            .map(|(index, _)| index)
+    }
+
+    /// The first enabled candidate, if any.
+    pub fn first_enabled(&self) -> Option<usize> {
+        self.candidates
+            .iter()
+            .position(|candidate| candidate.enabled)
+    }
+}
+
+/// The last failure a route met, as classified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Its class.
+    pub class: Class,
+    /// Its semantic code.
+    pub code: SemanticCode,
+    /// The catalogue version that classified it.
+    pub catalogue: String,
+    /// The provider's message with secrets removed.
+    pub safe_cause: String,
+}
+
+/// A route as stored: the machine's [`Route`] and what the engine keeps beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteRecord {
+    /// The task.
+    pub task_id: TaskId,
+    /// The state machine's part (state, generation, candidate, deadline, ...).
+    pub route: Route,
+    /// The last failure.
+    pub failure: Option<Failure>,
+    /// What the policy does when exhausted for the last failure.
+    pub pending_outcome: Option<OnExhausted>,
+    /// The current episode: retries per class and the one reset wait.
+    pub episode: Episode,
+    /// The turn in progress (or the last completed), from 1.
+    pub turn: u32,
+    /// Token escalations made in this turn.
+    pub escalations: u32,
+    /// The escalated token budget of the next send, if escalated.
+    pub max_tokens: Option<u32>,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// The answer is stored.
+    Answered,
+    /// The answer stopped at its budget and completed the turn, marked truncated.
+    Truncated,
+    /// The answer stopped at its budget and was sent again with a larger one.
+    Escalated,
+    /// The call failed; the attempt carries its classification and decision.
+    Failed,
+    /// A person stopped the route while it was in flight.
+    Cancelled,
+    /// The server stopped while it was in flight.
+    Interrupted,
+    /// It finished after its route had moved on; its evidence was not evaluated.
+    Superseded,
+}
+
+impl AttemptOutcome {
+    /// Every outcome.
+    pub const ALL: [AttemptOutcome; 7] = [
+        Self::Answered,
+        Self::Truncated,
+        Self::Escalated,
+        Self::Failed,
+        Self::Cancelled,
+        Self::Interrupted,
+        Self::Superseded,
+    ];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Answered => "answered",
+            Self::Truncated => "truncated",
+            Self::Escalated => "escalated",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Interrupted => "interrupted",
+            Self::Superseded => "superseded",
+        }
+    }
+
+    /// The outcome named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|outcome| outcome.as_str() == name)
+    }
+}
+
+/// The catalogue's verdict on a failed attempt, as stored on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The class.
+    pub class: Class,
+    /// The semantic code.
+    pub code: SemanticCode,
+    /// `high` or `low`.
+    pub confidence: Confidence,
+    /// The catalogue version.
+    pub catalogue: String,
+    /// The rule that decided.
+    pub rule: String,
+    /// The provider's message with secrets removed.
+    pub safe_cause: String,
+    /// When the provider said its limit resets, unix milliseconds.
+    pub reset_at_ms: Option<i64>,
+}
+
+/// How an attempt finished: written once, never changed after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptEnd {
+    /// When.
+    pub finished_at: Timestamp,
+    /// How.
+    pub outcome: AttemptOutcome,
+    /// The classification of a failure.
+    pub verdict: Option<Verdict>,
+    /// The decision taken on it.
+    pub decision: Option<Decision>,
+    /// The evidence as the adapter saw it (never a key), as SPEC 2.1 JSON.
+    pub evidence: Option<serde_json::Value>,
+}
+
+/// One call to one candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// Stable id.
+    pub id: AttemptId,
+    /// The task.
+    pub task_id: TaskId,
+    /// Its place among the task's attempts, from 1.
+    pub seq: u32,
+    /// The turn it served.
+    pub turn: u32,
+    /// The route generation it started at.
+    pub generation: i64,
+    /// The candidate's position in the snapshot.
+    pub candidate_index: usize,
+    /// The candidate's id.
+    pub candidate_id: CandidateId,
+    /// The candidate's provider.
+    pub provider_id: ProviderId,
+    /// The model called.
+    pub model: String,
+    /// The retry it dispatched, if it was one.
+    pub ordinal: Option<u32>,
+    /// The token budget asked for.
+    pub max_tokens: u32,
+    /// Whether it probed a half-open circuit.
+    pub probe: bool,
+    /// When it was recorded as started.
+    pub started_at: Timestamp,
+    /// How it finished; `None` while in flight.
+    pub end: Option<AttemptEnd>,
+}
+
+/// The candidate that produced an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Producer {
+    /// Its position in the snapshot.
+    pub candidate_index: usize,
+    /// Its id.
+    pub candidate_id: CandidateId,
+    /// Its model.
+    pub model: String,
+}
+
+/// One turn of a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// From 1.
+    pub number: u32,
+    /// What was asked.
+    pub prompt: String,
+    /// The answer, once stored.
+    pub answer: Option<String>,
+    /// Whether the answer stopped at its token budget.
+    pub truncated: bool,
+    /// Who answered.
+    pub producer: Option<Producer>,
+    /// When it was asked.
+    pub created_at: Timestamp,
+    /// When it was answered.
+    pub completed_at: Option<Timestamp>,
+}
+
+/// A task with everything it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskDetail {
+    /// The task and its snapshot.
+    pub task: Task,
+    /// Its route.
+    pub route: RouteRecord,
+    /// Every attempt, oldest first.
+    pub attempts: Vec<Attempt>,
+    /// Every turn, first first.
+    pub turns: Vec<Turn>,
+}
+
+/// A task for a list: its route, and its first prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskListing {
+    /// The task (its snapshot included, so the route's candidate can be named).
+    pub task: Task,
+    /// Its route.
+    pub route: RouteRecord,
+    /// The first turn's prompt.
+    pub prompt: String,
+}
+
+/// What a shared circuit closes: a provider (`model` `None`) or one of its models.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CircuitKey {
+    /// The provider.
+    pub provider_id: ProviderId,
+    /// The model, for a model's circuit.
+    pub model: Option<String>,
+}
+
+/// An open (or half-open) shared circuit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Circuit {
+    /// What it closes.
+    pub key: CircuitKey,
+    /// The code that opened it.
+    pub code: SemanticCode,
+    /// When it half-opens, unix milliseconds.
+    pub until_ms: i64,
+    /// The route probing it, at half-open.
+    pub probe_task_id: Option<TaskId>,
+}
+
+/// A change to the circuits, written in the same transaction as a route's transition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CircuitChange {
+    /// Open (or extend) a circuit until `until_ms`; a probe in progress is released.
+    Open {
+        /// What it closes.
+        key: CircuitKey,
+        /// The code that opened it.
+        code: SemanticCode,
+        /// When it half-opens.
+        until_ms: i64,
+    },
+    /// A success: the circuits over this provider and this model close.
+    Close {
+        /// The provider.
+        provider_id: ProviderId,
+        /// The model.
+        model: String,
+    },
+    /// The probe failed without reopening its circuit: the half-open circuits over
+    /// this provider and model go, so the routes waiting on them send on their own.
+    Release {
+        /// The provider.
+        provider_id: ProviderId,
+        /// The model.
+        model: String,
+    },
+}
+
+/// A committed transition: the new route, and what else changes with it, in one
+/// transaction guarded by the route's old generation.
+#[derive(Debug, Clone)]
+pub struct RouteCommit {
+    /// The route after the transition; its generation is the old one + 1.
+    pub route: RouteRecord,
+    /// An attempt recorded as started (before its request is sent).
+    pub start_attempt: Option<Attempt>,
+    /// An attempt finished (only if it was not finished already).
+    pub finish_attempt: Option<(AttemptId, AttemptEnd)>,
+    /// The turn's answer.
+    pub complete_turn: Option<(u32, String, bool, Producer)>,
+    /// A new turn, asked now.
+    pub new_turn: Option<Turn>,
+    /// A change to the shared circuits.
+    pub circuit: Option<CircuitChange>,
+    /// The live event's data (the route view), stored with its id.
+    pub event_json: String,
+}
+
+/// A new task, its route `queued` on its first enabled candidate and its first turn.
+#[derive(Debug, Clone)]
+pub struct TaskWrite {
+    /// The task and its snapshot.
+    pub task: Task,
+    /// Its route, generation 0.
+    pub route: RouteRecord,
+    /// Its first turn.
+    pub turn: Turn,
+    /// The client's Idempotency-Key.
+    pub idempotency_key: Option<String>,
+    /// The live event's data.
+    pub event_json: String,
+}
+
+/// A route event as stored, for a client that reconnects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// Its id, increasing.
+    pub id: i64,
+    /// The route view, as JSON.
+    pub data_json: String,
 }

@@ -13,10 +13,14 @@ mod sqlite;
 #[cfg(test)]
 mod conformance;
 
-use api::{FieldError, ProfileId, ProviderId, Revision, Timestamp};
+use api::{AttemptId, FieldError, ProfileId, ProviderId, Revision, TaskCursor, TaskId, Timestamp};
 use async_trait::async_trait;
+use policy::route::RouteState;
 
-use crate::domain::{Profile, ProfileWrite, Provider, ProviderWrite};
+use crate::domain::{
+    AttemptEnd, Circuit, CircuitKey, Profile, ProfileWrite, Provider, ProviderWrite, RouteCommit,
+    RouteRecord, StoredEvent, TaskDetail, TaskListing, TaskWrite,
+};
 
 pub use sqlite::SqliteStore;
 
@@ -43,6 +47,15 @@ pub enum StoreError {
     /// value: field errors for the caller.
     #[error("invalid references: {} field errors", .0.len())]
     Invalid(Vec<FieldError>),
+    /// The transition was computed from an older generation of the route:
+    /// nothing was written. `current` is the route now.
+    #[error("generation {sent} is stale: the route is at {}", .current.route.generation)]
+    StaleGeneration {
+        /// The generation the transition was computed from.
+        sent: i64,
+        /// The route as it is now.
+        current: Box<RouteRecord>,
+    },
     /// The row is still used by others (a provider by profiles).
     #[error("{entity} {name} is used by {users}")]
     InUse {
@@ -143,9 +156,97 @@ pub trait ProfileStore: Send + Sync {
     async fn delete_profile(&self, id: &ProfileId) -> Result<(), StoreError>;
 }
 
+/// Tasks, their routes, attempts and turns, the shared circuits and the route
+/// events. Every route write goes through [`TaskStore::commit`], fenced by the
+/// generation it was computed from.
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// Insert a task with its snapshot, route, first turn and creation event. With an
+    /// idempotency key already used, nothing is written and the first task is
+    /// answered with `false`.
+    async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), StoreError>;
+
+    /// One task with its route, attempts (oldest first) and turns.
+    async fn get_task(&self, id: &TaskId) -> Result<TaskDetail, StoreError>;
+
+    /// One route.
+    async fn get_route(&self, id: &TaskId) -> Result<RouteRecord, StoreError>;
+
+    /// Tasks newest first, after `cursor`, optionally in one state.
+    async fn list_tasks(
+        &self,
+        state: Option<RouteState>,
+        cursor: Option<TaskCursor>,
+        limit: u32,
+    ) -> Result<Vec<TaskListing>, StoreError>;
+
+    /// Write a transition in one transaction: the route if it is still at
+    /// `expected_generation` (else `StaleGeneration`, nothing written), and with it
+    /// the attempt, turn and circuit changes and the event. Answers the event's id.
+    async fn commit(
+        &self,
+        expected_generation: i64,
+        commit: RouteCommit,
+    ) -> Result<i64, StoreError>;
+
+    /// Finish an attempt whose route moved on, if nothing finished it yet; a
+    /// finished attempt never changes.
+    async fn finish_attempt(&self, id: &AttemptId, end: &AttemptEnd) -> Result<(), StoreError>;
+
+    /// Routes whose deadline is at or before `now_ms`, earliest first, with their
+    /// generation.
+    async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<(TaskId, i64)>, StoreError>;
+
+    /// The earliest pending deadline.
+    async fn next_deadline(&self) -> Result<Option<i64>, StoreError>;
+
+    /// Routes in these states, oldest change first (restart reconciliation).
+    async fn routes_in(
+        &self,
+        states: &[RouteState],
+        limit: u32,
+        after: Option<TaskId>,
+    ) -> Result<Vec<RouteRecord>, StoreError>;
+
+    /// How many routes are in each state.
+    async fn count_routes(&self) -> Result<Vec<(RouteState, i64)>, StoreError>;
+
+    /// The circuits that close `provider_id` or its `model`.
+    async fn circuits_over(
+        &self,
+        provider_id: &ProviderId,
+        model: &str,
+    ) -> Result<Vec<Circuit>, StoreError>;
+
+    /// Let `task_id` probe the half-open circuit `key`, if no running route probes
+    /// it and it is due by `now_ms`. Answers whether this route is the probe.
+    async fn claim_probe(
+        &self,
+        key: &CircuitKey,
+        task_id: &TaskId,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Release every probe claim (on start: no attempt survives a restart).
+    async fn release_probes(&self) -> Result<(), StoreError>;
+
+    /// Route events after `after_id`, oldest first, and the oldest id still kept.
+    async fn events_after(
+        &self,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<(Vec<StoredEvent>, Option<i64>), StoreError>;
+
+    /// The newest route event's id.
+    async fn last_event_id(&self) -> Result<i64, StoreError>;
+
+    /// Drop route events older than the newest `keep`.
+    async fn prune_events(&self, keep: i64) -> Result<(), StoreError>;
+}
+
 /// The whole store: every aggregate, and the database itself.
 #[async_trait]
-pub trait Store: ProviderStore + ProfileStore + Send + Sync + 'static {
+pub trait Store: ProviderStore + ProfileStore + TaskStore + Send + Sync + 'static {
     /// The latest applied migration: proves the database answers.
     async fn schema_version(&self) -> Result<i64, StoreError>;
 

@@ -31,6 +31,8 @@ fn provider_write(id: &str, name: &str) -> ProviderWrite {
         family: ProviderFamily::Anthropic,
         base_url: "https://api.anthropic.com".to_owned(),
         api_key_env: Some("ANTHROPIC_API_KEY".to_owned()),
+        timeouts: None,
+        script: None,
         now: at(1_000),
     }
 }

@@ -8,6 +8,7 @@
 
 mod profiles;
 mod providers;
+mod tasks;
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -294,6 +294,21 @@ impl ProfileStore for SqliteStore {
 
     async fn delete_profile(&self, id: &ProfileId) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
+        let name: Option<String> = sqlx::query_scalar("SELECT name FROM profiles WHERE id = ?")
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(name) = name else {
+            return Err(TABLE.not_found(id.as_str()));
+        };
+        let unfinished = super::tasks::unfinished_tasks_using_profile(&mut tx, id.as_str()).await?;
+        if unfinished > 0 {
+            return Err(StoreError::InUse {
+                entity: TABLE.entity(),
+                name,
+                users: super::tasks::unfinished_users(unfinished),
+            });
+        }
         let deleted = sqlx::query("DELETE FROM profiles WHERE id = ?")
             .bind(id.as_str())
             .execute(&mut *tx)

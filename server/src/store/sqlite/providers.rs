@@ -7,13 +7,15 @@ use sqlx::{FromRow, SqliteConnection};
 use super::{Revisioned, SqliteStore, enum_name, is_unique_violation, parse_enum};
 use crate::domain::{Provider, ProviderWrite};
 use crate::store::{ProviderStore, StoreError};
+use providers::{SimulatedStep, Timeouts};
 
 const TABLE: Revisioned = Revisioned::Providers;
 
 /// The columns of a [`ProviderRow`], for `concat!` (sqlx takes only literal SQL).
 macro_rules! columns {
     () => {
-        "id, name, kind, family, base_url, api_key_env, revision, created_at_ms, updated_at_ms"
+        "id, name, kind, family, base_url, api_key_env, timeouts_json, script_json, revision, \
+         created_at_ms, updated_at_ms"
     };
 }
 
@@ -25,6 +27,8 @@ struct ProviderRow {
     family: String,
     base_url: String,
     api_key_env: Option<String>,
+    timeouts_json: Option<String>,
+    script_json: Option<String>,
     revision: i64,
     created_at_ms: i64,
     updated_at_ms: i64,
@@ -39,11 +43,50 @@ impl ProviderRow {
             name: self.name,
             base_url: self.base_url,
             api_key_env: self.api_key_env,
+            timeouts: match self.timeouts_json {
+                Some(json) => serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
+                    what: "provider timeouts",
+                    message: error.to_string(),
+                })?,
+                None => Timeouts::default(),
+            },
+            script: match self.script_json {
+                Some(json) => {
+                    let value: serde_json::Value =
+                        serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
+                            what: "provider script",
+                            message: error.to_string(),
+                        })?;
+                    providers::parse_script(&value).map_err(|errors| StoreError::Corrupt {
+                        what: "provider script",
+                        message: errors
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    })?
+                }
+                None => Vec::new(),
+            },
             revision: Revision::new(self.revision),
             created_at: Timestamp::from_millis(self.created_at_ms),
             updated_at: Timestamp::from_millis(self.updated_at_ms),
         })
     }
+}
+
+/// The timeouts to store, `None` to keep (or default) them.
+fn timeouts_json(write: &ProviderWrite) -> Option<String> {
+    write
+        .timeouts
+        .map(|timeouts| serde_json::json!(timeouts).to_string())
+}
+
+/// The script to store, `None` to keep the stored one.
+fn script_json(write: &ProviderWrite) -> Option<String> {
+    write.script.as_ref().map(|script| {
+        serde_json::Value::Array(script.iter().map(SimulatedStep::to_json).collect()).to_string()
+    })
 }
 
 async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Provider, StoreError> {
@@ -63,8 +106,8 @@ impl ProviderStore for SqliteStore {
     async fn create_provider(&self, write: ProviderWrite) -> Result<Provider, StoreError> {
         let mut tx = self.write().await?;
         let inserted = sqlx::query(
-            "INSERT INTO providers (id, name, name_key, kind, family, base_url, api_key_env, revision, created_at_ms, updated_at_ms) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            "INSERT INTO providers (id, name, name_key, kind, family, base_url, api_key_env, timeouts_json, \
+             script_json, revision, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
         )
         .bind(write.id.as_str())
         .bind(&write.name)
@@ -73,6 +116,8 @@ impl ProviderStore for SqliteStore {
         .bind(enum_name(&write.family))
         .bind(&write.base_url)
         .bind(&write.api_key_env)
+        .bind(timeouts_json(&write))
+        .bind(script_json(&write))
         .bind(write.now.as_millis())
         .bind(write.now.as_millis())
         .execute(&mut *tx)
@@ -111,6 +156,8 @@ impl ProviderStore for SqliteStore {
         let mut tx = self.write().await?;
         let updated = sqlx::query(
             "UPDATE providers SET name = ?, name_key = ?, kind = ?, family = ?, base_url = ?, api_key_env = ?, \
+             timeouts_json = COALESCE(?, timeouts_json), \
+             script_json = CASE WHEN ? = 'simulated' THEN COALESCE(?, script_json) ELSE NULL END, \
              revision = revision + 1, updated_at_ms = ? WHERE id = ? AND revision = ?",
         )
         .bind(&write.name)
@@ -119,6 +166,9 @@ impl ProviderStore for SqliteStore {
         .bind(enum_name(&write.family))
         .bind(&write.base_url)
         .bind(&write.api_key_env)
+        .bind(timeouts_json(&write))
+        .bind(enum_name(&write.kind))
+        .bind(script_json(&write))
         .bind(write.now.as_millis())
         .bind(write.id.as_str())
         .bind(expected.get())
@@ -149,6 +199,15 @@ impl ProviderStore for SqliteStore {
         .bind(id.as_str())
         .fetch_all(&mut *tx)
         .await?;
+        let unfinished =
+            super::tasks::unfinished_tasks_using_provider(&mut tx, id.as_str()).await?;
+        if users.is_empty() && unfinished > 0 {
+            return Err(StoreError::InUse {
+                entity: TABLE.entity(),
+                name: provider.name,
+                users: super::tasks::unfinished_users(unfinished),
+            });
+        }
         if !users.is_empty() {
             return Err(StoreError::InUse {
                 entity: TABLE.entity(),

@@ -1,0 +1,985 @@
+//! Tasks, routes, attempts, turns, shared circuits and route events in SQLite.
+//!
+//! Every route write is [`TaskStore::commit`]: one `BEGIN IMMEDIATE` transaction
+//! whose first statement is the route's UPDATE guarded by the generation it was
+//! computed from (`WHERE task_id = ? AND generation = ?`). Zero rows is a typed
+//! `StaleGeneration` carrying the route as it is now, and nothing else is written.
+
+use api::{AttemptId, CandidateId, ProfileId, ProviderId, TaskCursor, TaskId, Timestamp};
+use async_trait::async_trait;
+use policy::route::{Route, RouteCause, RouteState};
+use policy::{Decision, Episode};
+use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
+
+use super::{SqliteStore, is_unique_violation, parse_enum};
+use crate::domain::{
+    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitChange, CircuitKey, Failure,
+    Producer, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    Turn, Verdict,
+};
+use crate::store::{StoreError, TaskStore};
+
+fn corrupt(what: &'static str) -> impl Fn(serde_json::Error) -> StoreError {
+    move |error| StoreError::Corrupt {
+        what,
+        message: error.to_string(),
+    }
+}
+
+fn to_u32(what: &'static str, value: i64) -> Result<u32, StoreError> {
+    u32::try_from(value).map_err(|_| StoreError::Corrupt {
+        what,
+        message: value.to_string(),
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| unreachable!("domain values serialize"))
+}
+
+#[derive(FromRow)]
+struct TaskRow {
+    id: String,
+    profile_id: String,
+    profile_name: String,
+    created_at_ms: i64,
+}
+
+#[derive(FromRow)]
+struct TaskCandidateRow {
+    candidate_id: String,
+    provider_id: String,
+    model: String,
+    enabled: bool,
+    max_tokens: i64,
+    escalation_json: String,
+    policy_json: String,
+}
+
+impl TaskCandidateRow {
+    fn into_domain(self) -> Result<Candidate, StoreError> {
+        Ok(Candidate {
+            id: CandidateId::new(self.candidate_id),
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            enabled: self.enabled,
+            max_tokens: to_u32("max_tokens", self.max_tokens)?,
+            escalation: serde_json::from_str(&self.escalation_json)
+                .map_err(corrupt("escalation"))?,
+            policy: serde_json::from_str(&self.policy_json).map_err(corrupt("policy"))?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct RouteRow {
+    task_id: String,
+    state: String,
+    generation: i64,
+    candidate_index: i64,
+    cause: Option<String>,
+    deadline_ms: Option<i64>,
+    retry_ordinal: Option<i64>,
+    decision_json: Option<String>,
+    class: Option<String>,
+    code: Option<String>,
+    catalogue: Option<String>,
+    safe_cause: Option<String>,
+    pending_outcome: Option<String>,
+    circuit_wait: bool,
+    through_circuit: bool,
+    new_episode: bool,
+    episode_json: String,
+    turn: i64,
+    escalations: i64,
+    max_tokens: Option<i64>,
+    updated_at_ms: i64,
+}
+
+/// The columns of a [`RouteRow`], for `concat!`.
+macro_rules! route_columns {
+    () => {
+        "task_id, state, generation, candidate_index, cause, deadline_ms, retry_ordinal, \
+         decision_json, class, code, catalogue, safe_cause, pending_outcome, circuit_wait, \
+         through_circuit, new_episode, episode_json, turn, escalations, max_tokens, updated_at_ms"
+    };
+}
+
+impl RouteRow {
+    fn into_domain(self) -> Result<RouteRecord, StoreError> {
+        let failure = match (self.class, self.code) {
+            (Some(class), Some(code)) => Some(Failure {
+                class: parse_enum("class", &class)?,
+                code: parse_enum("code", &code)?,
+                catalogue: self.catalogue.unwrap_or_default(),
+                safe_cause: self.safe_cause.unwrap_or_default(),
+            }),
+            _ => None,
+        };
+        let decision: Option<Decision> = self
+            .decision_json
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(corrupt("decision"))?;
+        let cause: Option<RouteCause> = self
+            .cause
+            .as_deref()
+            .map(|cause| parse_enum("cause", cause))
+            .transpose()?;
+        Ok(RouteRecord {
+            task_id: TaskId::new(self.task_id),
+            route: Route {
+                state: parse_enum("route state", &self.state)?,
+                generation: self.generation,
+                candidate: usize::try_from(self.candidate_index).map_err(|_| {
+                    StoreError::Corrupt {
+                        what: "candidate_index",
+                        message: self.candidate_index.to_string(),
+                    }
+                })?,
+                cause,
+                deadline_ms: self.deadline_ms,
+                retry_ordinal: self
+                    .retry_ordinal
+                    .map(|ordinal| to_u32("retry_ordinal", ordinal))
+                    .transpose()?,
+                decision,
+                circuit_wait: self.circuit_wait,
+                through_circuit: self.through_circuit,
+                new_episode: self.new_episode,
+            },
+            failure,
+            pending_outcome: self
+                .pending_outcome
+                .as_deref()
+                .map(|outcome| parse_enum("pending_outcome", outcome))
+                .transpose()?,
+            episode: serde_json::from_str::<Episode>(&self.episode_json)
+                .map_err(corrupt("episode"))?,
+            turn: to_u32("turn", self.turn)?,
+            escalations: to_u32("escalations", self.escalations)?,
+            max_tokens: self
+                .max_tokens
+                .map(|tokens| to_u32("max_tokens", tokens))
+                .transpose()?,
+            updated_at: Timestamp::from_millis(self.updated_at_ms),
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct AttemptRow {
+    id: String,
+    task_id: String,
+    seq: i64,
+    turn: i64,
+    generation: i64,
+    candidate_index: i64,
+    candidate_id: String,
+    provider_id: String,
+    model: String,
+    ordinal: Option<i64>,
+    max_tokens: i64,
+    probe: bool,
+    started_at_ms: i64,
+    finished_at_ms: Option<i64>,
+    outcome: Option<String>,
+    class: Option<String>,
+    code: Option<String>,
+    confidence: Option<String>,
+    catalogue: Option<String>,
+    rule: Option<String>,
+    safe_cause: Option<String>,
+    reset_at_ms: Option<i64>,
+    decision_json: Option<String>,
+    evidence_json: Option<String>,
+}
+
+impl AttemptRow {
+    fn into_domain(self) -> Result<Attempt, StoreError> {
+        let end = match (self.finished_at_ms, self.outcome) {
+            (Some(finished_at_ms), Some(outcome)) => {
+                let verdict = match (self.class, self.code, self.confidence) {
+                    (Some(class), Some(code), Some(confidence)) => Some(Verdict {
+                        class: parse_enum("class", &class)?,
+                        code: parse_enum("code", &code)?,
+                        confidence: parse_enum("confidence", &confidence)?,
+                        catalogue: self.catalogue.unwrap_or_default(),
+                        rule: self.rule.unwrap_or_default(),
+                        safe_cause: self.safe_cause.unwrap_or_default(),
+                        reset_at_ms: self.reset_at_ms,
+                    }),
+                    _ => None,
+                };
+                Some(AttemptEnd {
+                    finished_at: Timestamp::from_millis(finished_at_ms),
+                    outcome: AttemptOutcome::from_name(&outcome).ok_or_else(|| {
+                        StoreError::Corrupt {
+                            what: "attempt outcome",
+                            message: outcome.clone(),
+                        }
+                    })?,
+                    verdict,
+                    decision: self
+                        .decision_json
+                        .as_deref()
+                        .map(serde_json::from_str)
+                        .transpose()
+                        .map_err(corrupt("decision"))?,
+                    evidence: self
+                        .evidence_json
+                        .as_deref()
+                        .map(serde_json::from_str)
+                        .transpose()
+                        .map_err(corrupt("evidence"))?,
+                })
+            }
+            _ => None,
+        };
+        Ok(Attempt {
+            id: AttemptId::new(self.id),
+            task_id: TaskId::new(self.task_id),
+            seq: to_u32("seq", self.seq)?,
+            turn: to_u32("turn", self.turn)?,
+            generation: self.generation,
+            candidate_index: usize::try_from(self.candidate_index).unwrap_or(usize::MAX),
+            candidate_id: CandidateId::new(self.candidate_id),
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            ordinal: self
+                .ordinal
+                .map(|ordinal| to_u32("ordinal", ordinal))
+                .transpose()?,
+            max_tokens: to_u32("max_tokens", self.max_tokens)?,
+            probe: self.probe,
+            started_at: Timestamp::from_millis(self.started_at_ms),
+            end,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct TurnRow {
+    number: i64,
+    prompt: String,
+    answer: Option<String>,
+    truncated: bool,
+    candidate_index: Option<i64>,
+    candidate_id: Option<String>,
+    model: Option<String>,
+    created_at_ms: i64,
+    completed_at_ms: Option<i64>,
+}
+
+impl TurnRow {
+    fn into_domain(self) -> Result<Turn, StoreError> {
+        let producer = match (self.candidate_index, self.candidate_id, self.model) {
+            (Some(index), Some(id), Some(model)) => Some(Producer {
+                candidate_index: usize::try_from(index).unwrap_or(usize::MAX),
+                candidate_id: CandidateId::new(id),
+                model,
+            }),
+            _ => None,
+        };
+        Ok(Turn {
+            number: to_u32("turn number", self.number)?,
+            prompt: self.prompt,
+            answer: self.answer,
+            truncated: self.truncated,
+            producer,
+            created_at: Timestamp::from_millis(self.created_at_ms),
+            completed_at: self.completed_at_ms.map(Timestamp::from_millis),
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct CircuitRow {
+    provider_id: String,
+    model: String,
+    code: String,
+    until_ms: i64,
+    probe_task_id: Option<String>,
+}
+
+impl CircuitRow {
+    fn into_domain(self) -> Result<Circuit, StoreError> {
+        Ok(Circuit {
+            key: CircuitKey {
+                provider_id: ProviderId::new(self.provider_id),
+                model: (!self.model.is_empty()).then_some(self.model),
+            },
+            code: parse_enum("circuit code", &self.code)?,
+            until_ms: self.until_ms,
+            probe_task_id: self.probe_task_id.map(TaskId::new),
+        })
+    }
+}
+
+/// How many unfinished tasks were started from the profile `id`.
+pub(super) async fn unfinished_tasks_using_profile(
+    conn: &mut SqliteConnection,
+    id: &str,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(concat!(
+        "SELECT COUNT(*) FROM tasks JOIN routes ON routes.task_id = tasks.id \
+         WHERE tasks.profile_id = ? AND routes.state IN ",
+        "('queued', 'running', 'retry_wait', 'waiting_for_reset', 'retrying', 'held')"
+    ))
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+/// How many unfinished tasks have the provider `id` among their candidates.
+pub(super) async fn unfinished_tasks_using_provider(
+    conn: &mut SqliteConnection,
+    id: &str,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(concat!(
+        "SELECT COUNT(DISTINCT task_candidates.task_id) FROM task_candidates \
+         JOIN routes ON routes.task_id = task_candidates.task_id \
+         WHERE task_candidates.provider_id = ? AND routes.state IN ",
+        "('queued', 'running', 'retry_wait', 'waiting_for_reset', 'retrying', 'held')"
+    ))
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+/// "1 unfinished task", "3 unfinished tasks".
+pub(super) fn unfinished_users(count: i64) -> String {
+    match count {
+        1 => "1 unfinished task (stop it or let it finish)".to_owned(),
+        _ => format!("{count} unfinished tasks (stop them or let them finish)"),
+    }
+}
+
+async fn fetch_route(conn: &mut SqliteConnection, id: &str) -> Result<RouteRecord, StoreError> {
+    let row: Option<RouteRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        route_columns!(),
+        " FROM routes WHERE task_id = ?"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.ok_or_else(|| StoreError::NotFound {
+        entity: "task",
+        id: id.to_owned(),
+    })?
+    .into_domain()
+}
+
+async fn fetch_task(conn: &mut SqliteConnection, id: &str) -> Result<Task, StoreError> {
+    let row: Option<TaskRow> = sqlx::query_as(
+        "SELECT id, profile_id, profile_name, created_at_ms FROM tasks WHERE id = ?",
+    )
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let row = row.ok_or_else(|| StoreError::NotFound {
+        entity: "task",
+        id: id.to_owned(),
+    })?;
+    let candidates: Vec<TaskCandidateRow> = sqlx::query_as(
+        "SELECT candidate_id, provider_id, model, enabled, max_tokens, escalation_json, \
+         policy_json FROM task_candidates WHERE task_id = ? ORDER BY position",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    task_from_rows(row, candidates)
+}
+
+fn task_from_rows(row: TaskRow, candidates: Vec<TaskCandidateRow>) -> Result<Task, StoreError> {
+    Ok(Task {
+        id: TaskId::new(row.id),
+        profile_id: ProfileId::new(row.profile_id),
+        profile_name: row.profile_name,
+        candidates: candidates
+            .into_iter()
+            .map(TaskCandidateRow::into_domain)
+            .collect::<Result<_, _>>()?,
+        created_at: Timestamp::from_millis(row.created_at_ms),
+    })
+}
+
+async fn fetch_detail(conn: &mut SqliteConnection, id: &str) -> Result<TaskDetail, StoreError> {
+    let task = fetch_task(conn, id).await?;
+    let route = fetch_route(conn, id).await?;
+    let attempts: Vec<AttemptRow> = sqlx::query_as(
+        "SELECT id, task_id, seq, turn, generation, candidate_index, candidate_id, provider_id, \
+         model, ordinal, max_tokens, probe, started_at_ms, finished_at_ms, outcome, class, code, \
+         confidence, catalogue, rule, safe_cause, reset_at_ms, decision_json, evidence_json \
+         FROM attempts WHERE task_id = ? ORDER BY seq",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let turns: Vec<TurnRow> = sqlx::query_as(
+        "SELECT number, prompt, answer, truncated, candidate_index, candidate_id, model, \
+         created_at_ms, completed_at_ms FROM turns WHERE task_id = ? ORDER BY number",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(TaskDetail {
+        task,
+        route,
+        attempts: attempts
+            .into_iter()
+            .map(AttemptRow::into_domain)
+            .collect::<Result<_, _>>()?,
+        turns: turns
+            .into_iter()
+            .map(TurnRow::into_domain)
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// The values of a route's columns, bound in [`route_columns`]'s order after its
+/// task id.
+fn bind_route<'q>(
+    query: sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments>,
+    record: &'q RouteRecord,
+) -> sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments> {
+    let route = &record.route;
+    query
+        .bind(route.state.as_str())
+        .bind(route.generation)
+        .bind(i64::try_from(route.candidate).unwrap_or(i64::MAX))
+        .bind(route.cause.map(RouteCause::as_str))
+        .bind(route.deadline_ms)
+        .bind(route.retry_ordinal.map(i64::from))
+        .bind(route.decision.as_ref().map(to_json))
+        .bind(
+            record
+                .failure
+                .as_ref()
+                .map(|failure| failure.class.as_str()),
+        )
+        .bind(record.failure.as_ref().map(|failure| failure.code.as_str()))
+        .bind(
+            record
+                .failure
+                .as_ref()
+                .map(|failure| failure.catalogue.as_str()),
+        )
+        .bind(
+            record
+                .failure
+                .as_ref()
+                .map(|failure| failure.safe_cause.as_str()),
+        )
+        .bind(record.pending_outcome.map(|outcome| outcome.as_str()))
+        .bind(route.circuit_wait)
+        .bind(route.through_circuit)
+        .bind(route.new_episode)
+        .bind(to_json(&record.episode))
+        .bind(i64::from(record.turn))
+        .bind(i64::from(record.escalations))
+        .bind(record.max_tokens.map(i64::from))
+        .bind(record.updated_at.as_millis())
+}
+
+async fn insert_event(
+    conn: &mut SqliteConnection,
+    task_id: &TaskId,
+    data_json: &str,
+    now_ms: i64,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO route_events (task_id, data_json, created_at_ms) VALUES (?, ?, ?) RETURNING id",
+    )
+    .bind(task_id.as_str())
+    .bind(data_json)
+    .bind(now_ms)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+async fn insert_turn(
+    conn: &mut SqliteConnection,
+    task_id: &TaskId,
+    turn: &Turn,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO turns (task_id, number, prompt, created_at_ms) VALUES (?, ?, ?, ?)")
+        .bind(task_id.as_str())
+        .bind(i64::from(turn.number))
+        .bind(&turn.prompt)
+        .bind(turn.created_at.as_millis())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+async fn insert_attempt(conn: &mut SqliteConnection, attempt: &Attempt) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO attempts (id, task_id, seq, turn, generation, candidate_index, candidate_id, \
+         provider_id, model, ordinal, max_tokens, probe, started_at_ms) \
+         VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE task_id = ?), \
+         ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(attempt.id.as_str())
+    .bind(attempt.task_id.as_str())
+    .bind(attempt.task_id.as_str())
+    .bind(i64::from(attempt.turn))
+    .bind(attempt.generation)
+    .bind(i64::try_from(attempt.candidate_index).unwrap_or(i64::MAX))
+    .bind(attempt.candidate_id.as_str())
+    .bind(attempt.provider_id.as_str())
+    .bind(&attempt.model)
+    .bind(attempt.ordinal.map(i64::from))
+    .bind(i64::from(attempt.max_tokens))
+    .bind(attempt.probe)
+    .bind(attempt.started_at.as_millis())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn finish_attempt(
+    conn: &mut SqliteConnection,
+    id: &AttemptId,
+    end: &AttemptEnd,
+) -> Result<(), StoreError> {
+    let verdict = end.verdict.as_ref();
+    // Immutable once finished: a second finish changes nothing.
+    sqlx::query(
+        "UPDATE attempts SET finished_at_ms = ?, outcome = ?, class = ?, code = ?, confidence = ?, \
+         catalogue = ?, rule = ?, safe_cause = ?, reset_at_ms = ?, decision_json = ?, \
+         evidence_json = ? WHERE id = ? AND finished_at_ms IS NULL",
+    )
+    .bind(end.finished_at.as_millis())
+    .bind(end.outcome.as_str())
+    .bind(verdict.map(|verdict| verdict.class.as_str()))
+    .bind(verdict.map(|verdict| verdict.code.as_str()))
+    .bind(verdict.map(|verdict| verdict.confidence.as_str()))
+    .bind(verdict.map(|verdict| verdict.catalogue.as_str()))
+    .bind(verdict.map(|verdict| verdict.rule.as_str()))
+    .bind(verdict.map(|verdict| verdict.safe_cause.as_str()))
+    .bind(verdict.and_then(|verdict| verdict.reset_at_ms))
+    .bind(end.decision.as_ref().map(to_json))
+    .bind(end.evidence.as_ref().map(to_json))
+    .bind(id.as_str())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn change_circuit(
+    conn: &mut SqliteConnection,
+    change: &CircuitChange,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    match change {
+        CircuitChange::Open {
+            key,
+            code,
+            until_ms,
+        } => {
+            sqlx::query(
+                "INSERT INTO circuits (provider_id, model, code, class, until_ms, probe_task_id, \
+                 opened_at_ms) VALUES (?, ?, ?, ?, ?, NULL, ?) \
+                 ON CONFLICT (provider_id, model) DO UPDATE SET code = excluded.code, \
+                 class = excluded.class, until_ms = MAX(circuits.until_ms, excluded.until_ms), \
+                 probe_task_id = NULL",
+            )
+            .bind(key.provider_id.as_str())
+            .bind(key.model.as_deref().unwrap_or(""))
+            .bind(code.as_str())
+            .bind(code.class().as_str())
+            .bind(until_ms)
+            .bind(now_ms)
+            .execute(&mut *conn)
+            .await?;
+        }
+        CircuitChange::Close { provider_id, model } => {
+            sqlx::query("DELETE FROM circuits WHERE provider_id = ? AND model IN ('', ?)")
+                .bind(provider_id.as_str())
+                .bind(model)
+                .execute(&mut *conn)
+                .await?;
+        }
+        CircuitChange::Release { provider_id, model } => {
+            sqlx::query(
+                "DELETE FROM circuits WHERE provider_id = ? AND model IN ('', ?) AND until_ms <= ?",
+            )
+            .bind(provider_id.as_str())
+            .bind(model)
+            .bind(now_ms)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl TaskStore for SqliteStore {
+    async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), StoreError> {
+        let mut tx = self.write().await?;
+        if let Some(key) = &write.idempotency_key {
+            let first: Option<String> =
+                sqlx::query_scalar("SELECT id FROM tasks WHERE idempotency_key = ?")
+                    .bind(key)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if let Some(first) = first {
+                let detail = fetch_detail(&mut tx, &first).await?;
+                return Ok((detail, false));
+            }
+        }
+        let task = &write.task;
+        let inserted = sqlx::query(
+            "INSERT INTO tasks (id, profile_id, profile_name, idempotency_key, created_at_ms) \
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(task.id.as_str())
+        .bind(task.profile_id.as_str())
+        .bind(&task.profile_name)
+        .bind(&write.idempotency_key)
+        .bind(task.created_at.as_millis())
+        .execute(&mut *tx)
+        .await;
+        if let Err(error) = inserted {
+            return Err(if is_unique_violation(&error) {
+                StoreError::Corrupt {
+                    what: "task id",
+                    message: "repeated".to_owned(),
+                }
+            } else {
+                error.into()
+            });
+        }
+        for (position, candidate) in task.candidates.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO task_candidates (task_id, position, candidate_id, provider_id, model, \
+                 enabled, max_tokens, escalation_json, policy_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(task.id.as_str())
+            .bind(i64::try_from(position).unwrap_or(i64::MAX))
+            .bind(candidate.id.as_str())
+            .bind(candidate.provider_id.as_str())
+            .bind(&candidate.model)
+            .bind(candidate.enabled)
+            .bind(i64::from(candidate.max_tokens))
+            .bind(to_json(&candidate.escalation))
+            .bind(to_json(&candidate.policy))
+            .execute(&mut *tx)
+            .await?;
+        }
+        bind_route(
+            sqlx::query(concat!(
+                "INSERT INTO routes (",
+                route_columns!(),
+                ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ))
+            .bind(task.id.as_str()),
+            &write.route,
+        )
+        .execute(&mut *tx)
+        .await?;
+        insert_turn(&mut tx, &task.id, &write.turn).await?;
+        insert_event(
+            &mut tx,
+            &task.id,
+            &write.event_json,
+            task.created_at.as_millis(),
+        )
+        .await?;
+        let detail = fetch_detail(&mut tx, task.id.as_str()).await?;
+        tx.commit().await?;
+        Ok((detail, true))
+    }
+
+    async fn get_task(&self, id: &TaskId) -> Result<TaskDetail, StoreError> {
+        let mut tx = self.read().await?;
+        let detail = fetch_detail(&mut tx, id.as_str()).await?;
+        tx.commit().await?;
+        Ok(detail)
+    }
+
+    async fn get_route(&self, id: &TaskId) -> Result<RouteRecord, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        fetch_route(&mut conn, id.as_str()).await
+    }
+
+    async fn list_tasks(
+        &self,
+        state: Option<RouteState>,
+        cursor: Option<TaskCursor>,
+        limit: u32,
+    ) -> Result<Vec<TaskListing>, StoreError> {
+        let mut tx = self.read().await?;
+        let mut query = QueryBuilder::<Sqlite>::new(
+            "SELECT tasks.id, tasks.profile_id, tasks.profile_name, tasks.created_at_ms \
+             FROM tasks JOIN routes ON routes.task_id = tasks.id WHERE 1 = 1",
+        );
+        if let Some(state) = state {
+            query.push(" AND routes.state = ").push_bind(state.as_str());
+        }
+        if let Some(cursor) = &cursor {
+            query
+                .push(" AND (tasks.created_at_ms < ")
+                .push_bind(cursor.created_at_ms)
+                .push(" OR (tasks.created_at_ms = ")
+                .push_bind(cursor.created_at_ms)
+                .push(" AND tasks.id < ")
+                .push_bind(cursor.id.as_str().to_owned())
+                .push("))");
+        }
+        query
+            .push(" ORDER BY tasks.created_at_ms DESC, tasks.id DESC LIMIT ")
+            .push_bind(i64::from(limit));
+        let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&mut *tx).await?;
+        let mut listings = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id = row.id.clone();
+            let candidates: Vec<TaskCandidateRow> = sqlx::query_as(
+                "SELECT candidate_id, provider_id, model, enabled, max_tokens, \
+                 escalation_json, policy_json FROM task_candidates WHERE task_id = ? ORDER BY position",
+            )
+            .bind(&id)
+            .fetch_all(&mut *tx)
+            .await?;
+            let route = fetch_route(&mut tx, &id).await?;
+            let prompt: String =
+                sqlx::query_scalar("SELECT prompt FROM turns WHERE task_id = ? AND number = 1")
+                    .bind(&id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .unwrap_or_default();
+            listings.push(TaskListing {
+                task: task_from_rows(row, candidates)?,
+                route,
+                prompt,
+            });
+        }
+        tx.commit().await?;
+        Ok(listings)
+    }
+
+    async fn commit(
+        &self,
+        expected_generation: i64,
+        commit: RouteCommit,
+    ) -> Result<i64, StoreError> {
+        let mut tx = self.write().await?;
+        let record = &commit.route;
+        let task_id = record.task_id.clone();
+        let updated = bind_route(
+            sqlx::query(
+                "UPDATE routes SET state = ?, generation = ?, candidate_index = ?, cause = ?, \
+                 deadline_ms = ?, retry_ordinal = ?, decision_json = ?, class = ?, code = ?, \
+                 catalogue = ?, safe_cause = ?, pending_outcome = ?, circuit_wait = ?, \
+                 through_circuit = ?, new_episode = ?, episode_json = ?, turn = ?, escalations = ?, \
+                 max_tokens = ?, updated_at_ms = ? WHERE task_id = ? AND generation = ?",
+            ),
+            record,
+        )
+        .bind(task_id.as_str())
+        .bind(expected_generation)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            let current = fetch_route(&mut tx, task_id.as_str()).await?;
+            return Err(StoreError::StaleGeneration {
+                sent: expected_generation,
+                current: Box::new(current),
+            });
+        }
+        let now_ms = record.updated_at.as_millis();
+        if let Some(attempt) = &commit.start_attempt {
+            insert_attempt(&mut tx, attempt).await?;
+        }
+        if let Some((id, end)) = &commit.finish_attempt {
+            finish_attempt(&mut tx, id, end).await?;
+        }
+        if let Some((number, answer, truncated, producer)) = &commit.complete_turn {
+            sqlx::query(
+                "UPDATE turns SET answer = ?, truncated = ?, candidate_index = ?, candidate_id = ?, \
+                 model = ?, completed_at_ms = ? WHERE task_id = ? AND number = ? AND answer IS NULL",
+            )
+            .bind(answer)
+            .bind(truncated)
+            .bind(i64::try_from(producer.candidate_index).unwrap_or(i64::MAX))
+            .bind(producer.candidate_id.as_str())
+            .bind(&producer.model)
+            .bind(now_ms)
+            .bind(task_id.as_str())
+            .bind(i64::from(*number))
+            .execute(&mut *tx)
+            .await?;
+        }
+        if let Some(turn) = &commit.new_turn {
+            insert_turn(&mut tx, &task_id, turn).await?;
+        }
+        if let Some(change) = &commit.circuit {
+            change_circuit(&mut tx, change, now_ms).await?;
+        }
+        let event_id = insert_event(&mut tx, &task_id, &commit.event_json, now_ms).await?;
+        tx.commit().await?;
+        Ok(event_id)
+    }
+
+    async fn finish_attempt(&self, id: &AttemptId, end: &AttemptEnd) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        finish_attempt(&mut tx, id, end).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<(TaskId, i64)>, StoreError> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT task_id, generation FROM routes WHERE deadline_ms IS NOT NULL \
+             AND deadline_ms <= ? AND state IN ('retry_wait', 'waiting_for_reset') \
+             ORDER BY deadline_ms LIMIT ?",
+        )
+        .bind(now_ms)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, generation)| (TaskId::new(id), generation))
+            .collect())
+    }
+
+    async fn next_deadline(&self) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT MIN(deadline_ms) FROM routes WHERE deadline_ms IS NOT NULL \
+             AND state IN ('retry_wait', 'waiting_for_reset')",
+        )
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    async fn routes_in(
+        &self,
+        states: &[RouteState],
+        limit: u32,
+        after: Option<TaskId>,
+    ) -> Result<Vec<RouteRecord>, StoreError> {
+        let mut query = QueryBuilder::<Sqlite>::new(concat!(
+            "SELECT ",
+            route_columns!(),
+            " FROM routes WHERE state IN ("
+        ));
+        let mut names = query.separated(", ");
+        for state in states {
+            names.push_bind(state.as_str());
+        }
+        query.push(")");
+        if let Some(after) = after {
+            query
+                .push(" AND task_id > ")
+                .push_bind(after.as_str().to_owned());
+        }
+        query
+            .push(" ORDER BY task_id LIMIT ")
+            .push_bind(i64::from(limit));
+        let rows: Vec<RouteRow> = query.build_query_as().fetch_all(&self.pool).await?;
+        rows.into_iter().map(RouteRow::into_domain).collect()
+    }
+
+    async fn count_routes(&self) -> Result<Vec<(RouteState, i64)>, StoreError> {
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT state, COUNT(*) FROM routes GROUP BY state")
+                .fetch_all(&self.pool)
+                .await?;
+        rows.into_iter()
+            .map(|(state, count)| Ok((parse_enum("route state", &state)?, count)))
+            .collect()
+    }
+
+    async fn circuits_over(
+        &self,
+        provider_id: &ProviderId,
+        model: &str,
+    ) -> Result<Vec<Circuit>, StoreError> {
+        let rows: Vec<CircuitRow> = sqlx::query_as(
+            "SELECT provider_id, model, code, until_ms, probe_task_id FROM circuits \
+             WHERE provider_id = ? AND model IN ('', ?) ORDER BY until_ms DESC",
+        )
+        .bind(provider_id.as_str())
+        .bind(model)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(CircuitRow::into_domain).collect()
+    }
+
+    async fn claim_probe(
+        &self,
+        key: &CircuitKey,
+        task_id: &TaskId,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        // A claim holds while its route is running (its attempt in flight) or about to
+        // be; a route that moved on (stopped, held, waiting) no longer probes.
+        let claimed = sqlx::query(
+            "UPDATE circuits SET probe_task_id = ? WHERE provider_id = ? AND model = ? \
+             AND until_ms <= ? AND (probe_task_id IS NULL OR probe_task_id = ? OR probe_task_id \
+             NOT IN (SELECT task_id FROM routes WHERE state IN ('running', 'retrying', 'queued')))",
+        )
+        .bind(task_id.as_str())
+        .bind(key.provider_id.as_str())
+        .bind(key.model.as_deref().unwrap_or(""))
+        .bind(now_ms)
+        .bind(task_id.as_str())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(claimed.rows_affected() == 1)
+    }
+
+    async fn release_probes(&self) -> Result<(), StoreError> {
+        sqlx::query("UPDATE circuits SET probe_task_id = NULL")
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn events_after(
+        &self,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<(Vec<StoredEvent>, Option<i64>), StoreError> {
+        let mut tx = self.read().await?;
+        let oldest: Option<i64> = sqlx::query_scalar("SELECT MIN(id) FROM route_events")
+            .fetch_one(&mut *tx)
+            .await?;
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT id, data_json FROM route_events WHERE id > ? ORDER BY id LIMIT ?",
+        )
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok((
+            rows.into_iter()
+                .map(|(id, data_json)| StoredEvent { id, data_json })
+                .collect(),
+            oldest,
+        ))
+    }
+
+    async fn last_event_id(&self) -> Result<i64, StoreError> {
+        let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM route_events")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(id.unwrap_or(0))
+    }
+
+    async fn prune_events(&self, keep: i64) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM route_events WHERE id <= (SELECT MAX(id) FROM route_events) - ?")
+            .bind(keep)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
