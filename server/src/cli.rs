@@ -76,6 +76,15 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub public_name: Vec<String>,
+    /// Seed a new, empty database with simulated providers, a profile and a few
+    /// tasks, so the pages show recovery happening (a reset wait, a backoff, a
+    /// skip, a hold, a completion). Does nothing to a database that has providers.
+    #[arg(long, env = "SWITCHBACK_DEMO")]
+    pub demo: bool,
+    /// The most provider calls in flight at once.
+    #[arg(long, env = "SWITCHBACK_MAX_IN_FLIGHT", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_in_flight: u16,
 }
 
 impl ServeArgs {
@@ -86,6 +95,8 @@ impl ServeArgs {
             database_url: self.database,
             allowed_key_envs: self.allow_key_env,
             public_names: self.public_name,
+            demo: self.demo,
+            max_in_flight: usize::from(self.max_in_flight),
         }
     }
 }

@@ -15,4 +15,8 @@ pub struct Config {
     /// Host names the server answers to besides IP addresses and `localhost`
     /// (the name a proxy or DNS gives it).
     pub public_names: Vec<String>,
+    /// Seed an empty database with the demo (simulated providers and tasks).
+    pub demo: bool,
+    /// The most provider calls in flight at once.
+    pub max_in_flight: usize,
 }

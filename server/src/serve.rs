@@ -8,6 +8,7 @@ use tokio::net::TcpListener;
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::engine::{Engine, EngineSettings, ProviderCaller};
 use crate::http::{AppState, HostGuard, leptos_options, router};
 use crate::secrets::ProcessSecrets;
 use crate::services::Services;
@@ -22,12 +23,33 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.bind))?;
     let local_addr = listener.local_addr()?;
+    crate::http::metrics::handle();
+    let engine = Engine::new(
+        store.clone(),
+        clock.clone(),
+        Arc::new(ProviderCaller::new()),
+        EngineSettings {
+            max_in_flight: config.max_in_flight,
+            ..EngineSettings::default()
+        },
+    );
     let services = Services {
         store: store.clone(),
         clock,
         secrets: Arc::new(ProcessSecrets),
         key_envs: KeyEnvRules::new(config.allowed_key_envs),
+        engine: engine.clone(),
     };
+    if config.demo {
+        crate::demo::seed(&services).await?;
+    }
+    let started = std::time::Instant::now();
+    let reconciled = engine.start().await?;
+    tracing::info!(
+        routes = reconciled,
+        elapsed_ms = started.elapsed().as_millis(),
+        "route engine started"
+    );
     let state = AppState {
         leptos_options: leptos_options(local_addr),
         services,

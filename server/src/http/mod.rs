@@ -7,6 +7,7 @@ mod backend;
 mod forms;
 mod guard;
 mod health;
+pub mod metrics;
 mod web;
 
 use std::sync::Arc;
@@ -43,6 +44,7 @@ pub fn router(state: AppState) -> Router {
     let backend: SharedBackend = Arc::new(state.services.clone());
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route("/metrics", get(metrics::metrics))
         .merge(api::router(&state.services.key_envs))
         .route("/profiles/new", post(forms::new_profile))
         .route("/profiles/{id}", post(forms::edit_profile))

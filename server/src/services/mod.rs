@@ -6,15 +6,18 @@
 mod classify;
 mod profiles;
 mod providers;
+mod tasks;
 mod views;
 
 pub use classify::{check_evidence, classification};
+pub use tasks::IDEMPOTENCY_KEY_MAX_CHARS;
 
 use std::sync::Arc;
 
 use api::KeyEnvRules;
 
 use crate::clock::Clock;
+use crate::engine::Engine;
 use crate::secrets::Secrets;
 use crate::store::Store;
 
@@ -29,9 +32,11 @@ pub struct Services {
     pub secrets: Arc<dyn Secrets>,
     /// Which key variable names providers may use.
     pub key_envs: KeyEnvRules,
+    /// The route engine: tasks, turns and actions go through it.
+    pub engine: Engine,
 }
 
 /// A fresh id for a new row.
-fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }

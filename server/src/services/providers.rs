@@ -26,7 +26,7 @@ impl Services {
         request: Read<ProviderRequest>,
     ) -> Result<ProviderView, AppError> {
         let spec = request.check(|request| request.check(&self.key_envs))?;
-        let write = self.provider_write(ProviderId::new(new_id()), spec);
+        let write = self.provider_write(ProviderId::new(new_id()), spec)?;
         Ok(self.provider_view(self.store.create_provider(write).await?))
     }
 
@@ -37,7 +37,7 @@ impl Services {
         request: Read<ProviderRequest>,
     ) -> Result<ProviderView, AppError> {
         let (spec, expected) = request.check(|request| request.check_update(&self.key_envs))?;
-        let write = self.provider_write(id.clone(), spec);
+        let write = self.provider_write(id.clone(), spec)?;
         Ok(self.provider_view(self.store.update_provider(write, expected).await?))
     }
 
@@ -46,15 +46,36 @@ impl Services {
         Ok(self.store.delete_provider(id).await?)
     }
 
-    fn provider_write(&self, id: ProviderId, spec: ProviderSpec) -> ProviderWrite {
-        ProviderWrite {
+    /// The write for a checked provider: its script read step by step (every bad
+    /// step's error, at `script[N]...`).
+    fn provider_write(
+        &self,
+        id: ProviderId,
+        spec: ProviderSpec,
+    ) -> Result<ProviderWrite, Vec<api::FieldError>> {
+        let script = match &spec.script {
+            Some(script) => Some(providers::parse_script(script).map_err(|errors| {
+                errors
+                    .iter()
+                    .map(|error| error.field_error("script"))
+                    .collect::<Vec<_>>()
+            })?),
+            None => None,
+        };
+        Ok(ProviderWrite {
             id,
             name: spec.name,
             kind: spec.kind,
             family: spec.family,
             base_url: spec.base_url,
             api_key_env: spec.api_key_env,
+            timeouts: spec.timeouts.map(|timeouts| providers::Timeouts {
+                connect_ms: timeouts.connect_ms,
+                first_byte_ms: timeouts.first_byte_ms,
+                idle_ms: timeouts.idle_ms,
+            }),
+            script,
             now: self.clock.now(),
-        }
+        })
     }
 }

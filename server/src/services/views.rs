@@ -20,6 +20,16 @@ impl Services {
             base_url: provider.base_url,
             api_key_env: provider.api_key_env,
             api_key_env_set,
+            timeouts: api::TimeoutsRequest {
+                connect_ms: provider.timeouts.connect_ms,
+                first_byte_ms: provider.timeouts.first_byte_ms,
+                idle_ms: provider.timeouts.idle_ms,
+            },
+            script: (provider.kind == policy::ProviderKind::Simulated).then(|| {
+                serde_json::Value::Array(
+                    provider.script.iter().map(|step| step.to_json()).collect(),
+                )
+            }),
             revision: provider.revision,
             created_at: provider.created_at,
             updated_at: provider.updated_at,

@@ -4,8 +4,10 @@
 
 mod body;
 mod classify;
+mod events;
 mod profiles;
 mod providers;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -32,7 +34,8 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
     tags(
         (name = "providers", description = "Connections to model providers (never their keys)"),
         (name = "profiles", description = "Dynamic profiles: ordered candidates with their recovery policies"),
-        (name = "catalogue", description = "Deterministic classification of provider errors")
+        (name = "catalogue", description = "Deterministic classification of provider errors"),
+        (name = "tasks", description = "Tasks routed through a profile's candidates, their routes, attempts and turns, actions on them, and live route events")
     ),
     components(schemas(ApiError))
 )]
@@ -56,6 +59,11 @@ fn routes() -> OpenApiRouter<AppState> {
             profiles::delete_profile
         ))
         .routes(routes!(classify::classify))
+        .routes(routes!(tasks::list_tasks, tasks::create_task))
+        .routes(routes!(tasks::get_task))
+        .routes(routes!(tasks::new_turn))
+        .routes(routes!(tasks::act))
+        .routes(routes!(events::events))
 }
 
 /// The OpenAPI document of a server whose providers may read the key

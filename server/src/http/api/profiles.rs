@@ -74,6 +74,7 @@ pub async fn update_profile(
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, description = "No such profile", body = ApiError),
+        (status = 409, description = "Unfinished tasks use it; nothing deleted", body = ApiError),
     ))]
 pub async fn delete_profile(
     State(services): State<Services>,

@@ -1,0 +1,296 @@
+//! The route engine under load, on SQLite, with the system clock (a bench
+//! binary, not a timed test):
+//!
+//! 1. N tasks (default 10,000) through a loopback OpenAI-style provider that
+//!    answers each task's first two calls with 429 + `retry-after: 0` and its
+//!    third with a streamed reply: committed transitions per second, deadline
+//!    lateness (from each retry's deadline to its attempt's start) p50/p99, and
+//!    the process's peak RSS.
+//! 2. Restart reconciliation with M routes (default 100,000) waiting in the
+//!    database: the time `Engine::start` takes.
+//!
+//! `cargo bench -p server --bench engine -- [TASKS] [WAITING]`; CI runs it small.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use api::read::Read;
+use api::{KeyEnvRules, ProfileRequest, ProviderRequest, TaskRequest};
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use policy::route::RouteState;
+use serde_json::{Value, json};
+use server::clock::{Clock, SystemClock};
+use server::engine::{Engine, EngineSettings, ProviderCaller};
+use server::secrets::FixedSecrets;
+use server::services::Services;
+use server::store::{SqliteStore, Store};
+
+/// Calls per prompt so far: each task's prompt is its own.
+type Calls = Arc<Mutex<HashMap<String, u32>>>;
+
+async fn completions(State(calls): State<Calls>, Json(body): Json<Value>) -> Response {
+    let prompt = body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let seen = {
+        let mut calls = calls.lock().unwrap();
+        let count = calls.entry(prompt).or_insert(0);
+        *count += 1;
+        *count
+    };
+    if seen <= 2 {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "0".parse().unwrap());
+        let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
+        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
+    }
+    let chunks = [
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+    ];
+    let mut stream = String::new();
+    for chunk in chunks {
+        stream.push_str("data: ");
+        stream.push_str(chunk);
+        stream.push_str("\n\n");
+    }
+    stream.push_str("data: [DONE]\n\n");
+    ([("content-type", "text/event-stream")], stream).into_response()
+}
+
+async fn start_mock() -> String {
+    let calls: Calls = Arc::default();
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(completions))
+        .with_state(calls);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{address}")
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn percentile(sorted: &[i64], p: f64) -> i64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[rank]
+}
+
+async fn open(path: &std::path::Path) -> (Arc<dyn Store>, String) {
+    let url = format!("sqlite://{}", path.display());
+    (Arc::new(SqliteStore::open(&url).await.unwrap()), url)
+}
+
+async fn load(tasks: usize) {
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let (store, _) = open(&dir.path().join("bench.db")).await;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let engine = Engine::new(
+        store.clone(),
+        clock.clone(),
+        Arc::new(ProviderCaller::new()),
+        EngineSettings::default(),
+    );
+    engine.start().await.unwrap();
+    let services = Services {
+        store: store.clone(),
+        clock,
+        secrets: Arc::new(FixedSecrets::new([("BENCH_API_KEY", "x")])),
+        key_envs: KeyEnvRules::default(),
+        engine: engine.clone(),
+    };
+    let base_url = start_mock().await;
+    let provider = services
+        .create_provider(Read::<ProviderRequest>::from_json(&json!({
+            "name": "loopback", "kind": "openai_compatible", "base_url": base_url})))
+        .await
+        .unwrap();
+    let policy = json!({"version": 2,
+        "transient": {"retry": {"enabled": true, "max_retries": 3, "initial_interval_ms": 100},
+                      "reset_wait": {"enabled": true, "max_wait_s": 60}, "on_exhausted": "skip"},
+        "hard": {"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
+                 "reset_wait": {"enabled": false, "max_wait_s": 3600}, "on_exhausted": "skip"}});
+    let profile = services
+        .create_profile(Read::<ProfileRequest>::from_json(&json!({"name": "bench",
+            "candidates": [{"provider_id": provider.id, "model": "m", "enabled": true, "max_tokens": 64, "policy": policy}]})))
+        .await
+        .unwrap();
+    let mut events = engine.subscribe();
+    let started = Instant::now();
+    let first_event = store.last_event_id().await.unwrap();
+    for index in 0..tasks {
+        services
+            .create_task(
+                Read::<TaskRequest>::from_json(
+                    &json!({"profile_id": profile.id, "prompt": format!("task {index}")}),
+                ),
+                None,
+            )
+            .await
+            .unwrap();
+    }
+    let created = started.elapsed();
+    let mut completed = 0;
+    while completed < tasks {
+        match tokio::time::timeout(Duration::from_secs(60), events.recv()).await {
+            Ok(Ok(published)) => {
+                if published.data.contains("\"state\":\"completed\"") {
+                    completed += 1;
+                }
+            }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                completed = store
+                    .count_routes()
+                    .await
+                    .unwrap()
+                    .iter()
+                    .find(|(state, _)| *state == RouteState::Completed)
+                    .map_or(0, |(_, count)| *count as usize);
+            }
+            other => panic!("stalled: {other:?}"),
+        }
+    }
+    let elapsed = started.elapsed();
+    let transitions = store.last_event_id().await.unwrap() - first_event;
+    // Lateness: each retry's deadline (its decision's `at_ms`) to its attempt's start.
+    let mut lateness = Vec::new();
+    let page = services
+        .list_tasks(api::TaskQuery {
+            state: None,
+            limit: Some(200),
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    let mut cursor = None;
+    let mut pages = vec![page];
+    while let Some(next) = pages.last().and_then(|page| page.next_cursor.clone()) {
+        if cursor.as_ref() == Some(&next) {
+            break;
+        }
+        cursor = Some(next.clone());
+        pages.push(
+            services
+                .list_tasks(api::TaskQuery {
+                    state: None,
+                    limit: Some(200),
+                    cursor: Some(next),
+                })
+                .await
+                .unwrap(),
+        );
+    }
+    for summary in pages.iter().flat_map(|page| page.tasks.iter()) {
+        let detail = store.get_task(&summary.id).await.unwrap();
+        for pair in detail.attempts.windows(2) {
+            if let Some(policy::Decision::Retry { at_ms, .. }) =
+                pair[0].end.as_ref().and_then(|end| end.decision)
+            {
+                lateness.push(pair[1].started_at.as_millis() - at_ms);
+            }
+        }
+    }
+    lateness.sort_unstable();
+    println!(
+        "load: {tasks} tasks created in {:.2} s, all completed in {:.2} s",
+        created.as_secs_f64(),
+        elapsed.as_secs_f64()
+    );
+    println!(
+        "load: {transitions} committed transitions, {:.0} transitions/s",
+        transitions as f64 / elapsed.as_secs_f64()
+    );
+    println!(
+        "load: deadline lateness (deadline to attempt start) p50 {} ms, p99 {} ms, max {} ms over {} retries",
+        percentile(&lateness, 0.50),
+        percentile(&lateness, 0.99),
+        lateness.last().copied().unwrap_or(0),
+        lateness.len()
+    );
+    println!("load: peak RSS {:.0} MB", peak_rss_mb());
+}
+
+async fn reconciliation(waiting: usize) {
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let path = dir.path().join("waiting.db");
+    let (store, url) = open(&path).await;
+    store.close().await;
+    // Waiting routes written straight into the file (one transaction), an hour out.
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let now_ms = SystemClock.now().as_millis();
+    let mut tx = pool.begin().await.unwrap();
+    for index in 0..waiting {
+        let id = format!("t{index:07}");
+        sqlx::query("INSERT INTO tasks (id, profile_id, profile_name, created_at_ms) VALUES (?, 'p', 'bench', ?)")
+            .bind(&id).bind(now_ms).execute(&mut *tx).await.unwrap();
+        sqlx::query(
+            "INSERT INTO task_candidates (task_id, position, candidate_id, provider_id, model, enabled, max_tokens, escalation_json, policy_json) \
+             VALUES (?, 0, 'c', 'p', 'm', 1, 64, '{\"max_escalations\":1,\"ceiling_tokens\":32768}', ?)")
+            .bind(&id)
+            .bind(serde_json::to_string(&policy::PolicyDocument::default()).unwrap())
+            .execute(&mut *tx).await.unwrap();
+        sqlx::query(
+            "INSERT INTO routes (task_id, state, generation, candidate_index, deadline_ms, retry_ordinal, new_episode, episode_json, turn, updated_at_ms) \
+             VALUES (?, 'retry_wait', 3, 0, ?, 1, 0, '{\"retries\":{\"transient\":1,\"hard\":0},\"waited_for_reset\":false}', 1, ?)")
+            .bind(&id).bind(now_ms + 3_600_000).bind(now_ms)
+            .execute(&mut *tx).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    pool.close().await;
+
+    let started = Instant::now();
+    let (store, _) = open(&path).await;
+    let engine = Engine::new(
+        store.clone(),
+        Arc::new(SystemClock),
+        Arc::new(ProviderCaller::new()),
+        EngineSettings::default(),
+    );
+    engine.start().await.unwrap();
+    let fired = engine.fire_due().await.unwrap();
+    let elapsed = started.elapsed();
+    let counts = store.count_routes().await.unwrap();
+    println!(
+        "restart: {waiting} waiting routes reconciled (store opened, restart pass, first scheduler pass: {fired} due) in {:.0} ms; routes by state {counts:?}",
+        elapsed.as_secs_f64() * 1_000.0
+    );
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|arg| arg.parse().ok())
+        .collect();
+    let tasks = args.first().copied().unwrap_or(10_000);
+    let waiting = args.get(1).copied().unwrap_or(100_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        load(tasks).await;
+        reconciliation(waiting).await;
+    });
+}

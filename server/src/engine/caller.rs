@@ -1,0 +1,55 @@
+//! How the engine calls a provider: one trait, so the engine does not assume HTTP
+//! (SPEC 8: agent CLIs will be providers too), implemented over the `providers`
+//! crate's adapters.
+
+use async_trait::async_trait;
+use providers::{Adapter, CallOutcome, CallRequest, ProviderConfig};
+
+use crate::domain::Provider;
+
+/// Calls a provider and answers its outcome: an answer, or evidence of a failure.
+#[async_trait]
+pub trait Caller: Send + Sync + 'static {
+    /// One call. Dropping the future cancels it.
+    async fn call(&self, provider: &Provider, request: &CallRequest) -> CallOutcome;
+}
+
+/// The real calls: streaming HTTP for `anthropic`, `openai` and
+/// `openai_compatible`, the script for `simulated`. The key is read from its
+/// variable by the adapter at call time, never here.
+#[derive(Debug, Clone)]
+pub struct ProviderCaller {
+    client: providers::reqwest::Client,
+}
+
+impl ProviderCaller {
+    /// A caller sharing one HTTP client (its connection pool) across providers.
+    pub fn new() -> Self {
+        Self {
+            client: providers::http_client(),
+        }
+    }
+}
+
+impl Default for ProviderCaller {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl Caller for ProviderCaller {
+    async fn call(&self, provider: &Provider, request: &CallRequest) -> CallOutcome {
+        let config = ProviderConfig {
+            kind: provider.kind,
+            family: provider.family,
+            base_url: provider.base_url.clone(),
+            api_key_env: provider.api_key_env.clone(),
+            timeouts: provider.timeouts,
+            script: provider.script.clone(),
+        };
+        Adapter::new(config, self.client.clone())
+            .call(request)
+            .await
+    }
+}

@@ -1,0 +1,609 @@
+//! From a route handed to the dispatcher to its attempt's outcome: the shared
+//! circuits, the attempt recorded as started (committed before the request is
+//! sent), the call, and its outcome through the catalogue and the policy.
+
+use std::time::Instant;
+
+use api::{AttemptId, TaskId};
+use policy::circuit::{CircuitScope, Gate, gate, opens};
+use policy::evaluate::exhausted;
+use policy::route::{RouteEvent, RouteState};
+use policy::{Classification, Effects, Episode, evaluate};
+use providers::{CallOutcome, CallRequest, Message, Role, StopReason};
+use tracing::Instrument;
+
+use super::{Applied, Changes, Engine, InFlight, Rejection};
+use crate::domain::{
+    Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, Failure, Producer, RouteRecord,
+    TaskDetail, Verdict,
+};
+use crate::services::new_id;
+use crate::store::StoreError;
+
+/// What to send, and what it was.
+struct Sending {
+    attempt: Attempt,
+    request: CallRequest,
+}
+
+impl Engine {
+    /// Receive routes and dispatch each, with a bounded number of calls in flight.
+    pub(super) async fn run_dispatcher(
+        self,
+        mut receiver: tokio::sync::mpsc::UnboundedReceiver<api::TaskId>,
+    ) {
+        while let Some(id) = receiver.recv().await {
+            let Ok(permit) = self.inner.permits.clone().acquire_owned().await else {
+                return;
+            };
+            let engine = self.clone();
+            tokio::spawn(async move {
+                if let Err(error) = engine.dispatch(&id).await {
+                    tracing::error!(task_id = %id, error = %crate::error::chain(&error), "dispatch failed");
+                }
+                drop(permit);
+            });
+        }
+    }
+
+    /// Dispatch one route if it is `queued` or `retrying`: through its circuits, then
+    /// an attempt recorded as started, then the call. Anything else is left alone (a
+    /// route handed over twice is dispatched once: the start is fenced).
+    pub(super) async fn dispatch(&self, id: &TaskId) -> Result<(), StoreError> {
+        let detail = self.inner.store.get_task(id).await?;
+        let record = &detail.route;
+        if !matches!(
+            record.route.state,
+            RouteState::Queued | RouteState::Retrying
+        ) {
+            return Ok(());
+        }
+        let task = &detail.task;
+        let Some(candidate) = task.candidates.get(record.route.candidate) else {
+            return Ok(());
+        };
+        let now_ms = self.now().as_millis();
+        let circuits = self
+            .inner
+            .store
+            .circuits_over(&candidate.provider_id, &candidate.model)
+            .await?;
+        let mut probe = false;
+        // The latest-closing circuit decides whether to wait (they are sorted so).
+        if let Some(open) = circuits.iter().find(|circuit| circuit.until_ms > now_ms) {
+            let section = candidate
+                .policy
+                .section(open.code.class())
+                .copied()
+                .unwrap_or_else(policy::PolicySection::hard_default);
+            match gate(
+                Some(open.until_ms),
+                &section,
+                record.route.through_circuit,
+                now_ms,
+            ) {
+                Gate::Wait { until_ms } => {
+                    self.settle(
+                        &detail,
+                        RouteEvent::CircuitOpen { until_ms },
+                        Changes::default(),
+                    )
+                    .await?;
+                    return Ok(());
+                }
+                Gate::Exhausted => {
+                    let has_next = task.next_enabled_after(record.route.candidate).is_some();
+                    let decision = exhausted(&section, has_next);
+                    let outcome = section.on_exhausted;
+                    self.apply(
+                        task,
+                        record,
+                        RouteEvent::NotSent(decision),
+                        Changes::default(),
+                        |next| next.pending_outcome = Some(outcome),
+                    )
+                    .await
+                    .map_err(into_store_error)?;
+                    return Ok(());
+                }
+                // A person's retry now goes through, as the probe.
+                Gate::Send => probe = true,
+            }
+        }
+        // Half-open: exactly one route probes; the rest wait for its result.
+        for circuit in circuits.iter().filter(|circuit| circuit.until_ms <= now_ms) {
+            let claimed = self
+                .inner
+                .store
+                .claim_probe(&circuit.key, id, now_ms)
+                .await?;
+            if !claimed && !record.route.through_circuit {
+                self.park(id, &candidate.provider_id, &candidate.model)
+                    .await?;
+                return Ok(());
+            }
+            probe = true;
+        }
+        let sending = self.prepare(&detail, probe);
+        let attempt = sending.attempt.clone();
+        let new_episode = record.route.new_episode;
+        let applied = self
+            .apply(
+                task,
+                record,
+                RouteEvent::AttemptStarted,
+                Changes {
+                    start_attempt: Some(attempt.clone()),
+                    ..Changes::default()
+                },
+                |next| {
+                    if new_episode {
+                        next.episode = Episode::default();
+                    }
+                },
+            )
+            .await
+            .map_err(into_store_error)?;
+        let Applied::Committed(started) = applied else {
+            return Ok(());
+        };
+        // Committed as started: now send, and remember how to cancel it.
+        self.send(detail.clone(), *started, sending).await;
+        Ok(())
+    }
+
+    /// Wait for another route's probe: parked, the route is handed to the
+    /// dispatcher again when a probe finishes. The circuits are read again once
+    /// parked, so a probe that finished in between (and found nobody to hand back)
+    /// is not missed.
+    async fn park(
+        &self,
+        id: &TaskId,
+        provider_id: &api::ProviderId,
+        model: &str,
+    ) -> Result<(), StoreError> {
+        self.inner
+            .parked
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(id.clone());
+        let now_ms = self.now().as_millis();
+        let still_probed = self
+            .inner
+            .store
+            .circuits_over(provider_id, model)
+            .await?
+            .iter()
+            .any(|circuit| {
+                circuit.until_ms <= now_ms
+                    && circuit
+                        .probe_task_id
+                        .as_ref()
+                        .is_some_and(|probe| probe != id)
+            });
+        if !still_probed {
+            let removed = self
+                .inner
+                .parked
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .remove(id);
+            if removed {
+                self.enqueue(id.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The attempt and request for the route's current candidate.
+    fn prepare(&self, detail: &TaskDetail, probe: bool) -> Sending {
+        let record = &detail.route;
+        let candidate = &detail.task.candidates[record.route.candidate];
+        let max_tokens = record.max_tokens.unwrap_or(candidate.max_tokens);
+        let mut messages = Vec::new();
+        for turn in &detail.turns {
+            messages.push(Message {
+                role: Role::User,
+                content: turn.prompt.clone(),
+            });
+            if turn.number == record.turn {
+                break;
+            }
+            if let Some(answer) = &turn.answer {
+                messages.push(Message {
+                    role: Role::Assistant,
+                    content: answer.clone(),
+                });
+            }
+        }
+        let call_index = detail
+            .attempts
+            .iter()
+            .filter(|attempt| attempt.candidate_index == record.route.candidate)
+            .count();
+        let attempt = Attempt {
+            id: AttemptId::new(new_id()),
+            task_id: detail.task.id.clone(),
+            seq: 0,
+            turn: record.turn,
+            generation: record.route.generation + 1,
+            candidate_index: record.route.candidate,
+            candidate_id: candidate.id.clone(),
+            provider_id: candidate.provider_id.clone(),
+            model: candidate.model.clone(),
+            ordinal: record.route.retry_ordinal,
+            max_tokens,
+            probe,
+            started_at: self.now(),
+            end: None,
+        };
+        Sending {
+            attempt,
+            request: CallRequest {
+                model: candidate.model.clone(),
+                max_tokens,
+                messages,
+                call_index: u32::try_from(call_index).unwrap_or(u32::MAX),
+            },
+        }
+    }
+
+    /// Send the call in its own task (so `stop` can cancel it), then evaluate its outcome.
+    async fn send(&self, detail: TaskDetail, started: RouteRecord, sending: Sending) {
+        let provider = match self
+            .inner
+            .store
+            .get_provider(&sending.attempt.provider_id)
+            .await
+        {
+            Ok(provider) => Some(provider),
+            Err(error) => {
+                tracing::warn!(task_id = %detail.task.id, error = %error, "provider not found");
+                None
+            }
+        };
+        let span = tracing::info_span!(
+            "attempt",
+            task_id = %detail.task.id,
+            attempt_id = %sending.attempt.id,
+            candidate = sending.attempt.candidate_index,
+            model = %sending.attempt.model,
+            generation = started.route.generation,
+        );
+        let caller = self.inner.caller.clone();
+        let request = sending.request;
+        let kind = provider
+            .as_ref()
+            .map_or("missing", |provider| provider.kind.as_str());
+        let call = tokio::spawn(
+            async move {
+                let began = Instant::now();
+                let outcome = match &provider {
+                    Some(provider) => caller.call(provider, &request).await,
+                    None => CallOutcome::Failed {
+                        evidence: catalogue::Evidence::new("switchback")
+                            .with_body("the provider of this candidate no longer exists"),
+                        partial_output: String::new(),
+                    },
+                };
+                (outcome, began.elapsed())
+            }
+            .instrument(span.clone()),
+        );
+        self.inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(
+                detail.task.id.clone(),
+                InFlight {
+                    generation: started.route.generation,
+                    abort: call.abort_handle(),
+                },
+            );
+        let joined = call.await;
+        {
+            let mut in_flight = self
+                .inner
+                .in_flight
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if in_flight
+                .get(&detail.task.id)
+                .is_some_and(|entry| entry.generation == started.route.generation)
+            {
+                in_flight.remove(&detail.task.id);
+            }
+        }
+        let Ok((outcome, elapsed)) = joined else {
+            // Cancelled by `stop`: its commit already finished the attempt.
+            return;
+        };
+        metrics::histogram!("switchback_provider_call_seconds", "kind" => kind)
+            .record(elapsed.as_secs_f64());
+        let attempt = sending.attempt;
+        let result = self
+            .finish(detail, started, attempt, outcome)
+            .instrument(span)
+            .await;
+        if let Err(error) = result {
+            tracing::error!(error = %crate::error::chain(&error), "finishing an attempt failed");
+        }
+    }
+
+    /// Evaluate an attempt's outcome and commit what follows, fenced by the
+    /// generation it started at: if the route moved on (a person stopped or acted),
+    /// the evidence is dropped before evaluation and the attempt is marked superseded.
+    async fn finish(
+        &self,
+        detail: TaskDetail,
+        started: RouteRecord,
+        attempt: Attempt,
+        outcome: CallOutcome,
+    ) -> Result<(), StoreError> {
+        let now = self.now();
+        let now_ms = now.as_millis();
+        let current = self.inner.store.get_route(&detail.task.id).await?;
+        if current.route.generation != started.route.generation {
+            tracing::info!(
+                started = started.route.generation,
+                current = current.route.generation,
+                "evidence of an older generation dropped"
+            );
+            self.supersede(&attempt, now).await?;
+            return Ok(());
+        }
+        let task = &detail.task;
+        let candidate = &task.candidates[started.route.candidate];
+        let producer = Producer {
+            candidate_index: started.route.candidate,
+            candidate_id: candidate.id.clone(),
+            model: candidate.model.clone(),
+        };
+        let ended = |outcome: AttemptOutcome| AttemptEnd {
+            finished_at: now,
+            outcome,
+            verdict: None,
+            decision: None,
+            evidence: None,
+        };
+        let close = Some(CircuitChange::Close {
+            provider_id: candidate.provider_id.clone(),
+            model: candidate.model.clone(),
+        });
+        let applied = match outcome {
+            CallOutcome::Answered { text, stop } => {
+                let escalate = matches!(stop, StopReason::MaxTokens)
+                    .then(|| {
+                        candidate
+                            .escalation
+                            .next_budget(attempt.max_tokens, started.escalations)
+                    })
+                    .flatten();
+                if let Some(budget) = escalate {
+                    self.apply(
+                        task,
+                        &started,
+                        RouteEvent::Escalated,
+                        Changes {
+                            finish_attempt: Some((
+                                attempt.id.clone(),
+                                ended(AttemptOutcome::Escalated),
+                            )),
+                            circuit: close,
+                            ..Changes::default()
+                        },
+                        |next| {
+                            next.escalations += 1;
+                            next.max_tokens = Some(budget);
+                        },
+                    )
+                    .await
+                } else {
+                    let truncated = matches!(stop, StopReason::MaxTokens);
+                    let outcome = if truncated {
+                        AttemptOutcome::Truncated
+                    } else {
+                        AttemptOutcome::Answered
+                    };
+                    self.apply(
+                        task,
+                        &started,
+                        RouteEvent::Succeeded,
+                        Changes {
+                            finish_attempt: Some((attempt.id.clone(), ended(outcome))),
+                            complete_turn: Some((started.turn, text, truncated, producer)),
+                            circuit: close,
+                            ..Changes::default()
+                        },
+                        |next| {
+                            next.episode = Episode::default();
+                            next.failure = None;
+                            next.pending_outcome = None;
+                            next.escalations = 0;
+                            next.max_tokens = None;
+                        },
+                    )
+                    .await
+                }
+            }
+            CallOutcome::Failed {
+                mut evidence,
+                partial_output,
+            } => {
+                evidence.observed_at_ms.get_or_insert(now_ms);
+                let verdict = catalogue::classify(&evidence, now_ms);
+                let classification: Classification = verdict.classification;
+                let effects = Effects {
+                    partial_output: !partial_output.is_empty(),
+                    ambiguous_side_effect: false,
+                };
+                let has_next = task.next_enabled_after(started.route.candidate).is_some();
+                let decision = evaluate(
+                    &candidate.policy,
+                    &classification,
+                    &started.episode,
+                    effects,
+                    has_next,
+                    now_ms,
+                );
+                let class = classification.code.class();
+                metrics::counter!(
+                    "switchback_attempts_failed_total",
+                    "class" => class.as_str(),
+                    "code" => classification.code.as_str()
+                )
+                .increment(1);
+                tracing::info!(
+                    code = classification.code.as_str(),
+                    class = class.as_str(),
+                    decision = decision.name(),
+                    "attempt failed"
+                );
+                let circuit = match opens(&classification, now_ms) {
+                    Some(opening) => Some(CircuitChange::Open {
+                        key: CircuitKey {
+                            provider_id: candidate.provider_id.clone(),
+                            model: (opening.scope == CircuitScope::Model)
+                                .then(|| candidate.model.clone()),
+                        },
+                        code: classification.code,
+                        until_ms: opening.until_ms,
+                    }),
+                    None if attempt.probe => Some(CircuitChange::Release {
+                        provider_id: candidate.provider_id.clone(),
+                        model: candidate.model.clone(),
+                    }),
+                    None => None,
+                };
+                let failure = Failure {
+                    class,
+                    code: classification.code,
+                    catalogue: verdict.catalogue.to_owned(),
+                    safe_cause: verdict.safe_cause.clone(),
+                };
+                let outcome = candidate
+                    .policy
+                    .section(class)
+                    .map(|section| section.on_exhausted);
+                let end = AttemptEnd {
+                    finished_at: now,
+                    outcome: AttemptOutcome::Failed,
+                    verdict: Some(Verdict {
+                        class,
+                        code: classification.code,
+                        confidence: classification.confidence,
+                        catalogue: verdict.catalogue.to_owned(),
+                        rule: verdict.rule.to_owned(),
+                        safe_cause: verdict.safe_cause,
+                        reset_at_ms: classification.reset_at_ms,
+                    }),
+                    decision: Some(decision),
+                    evidence: Some(evidence_json(&evidence)),
+                };
+                self.apply(
+                    task,
+                    &started,
+                    RouteEvent::Failed(decision),
+                    Changes {
+                        finish_attempt: Some((attempt.id.clone(), end)),
+                        circuit,
+                        ..Changes::default()
+                    },
+                    |next| {
+                        next.episode.record(&decision, class);
+                        next.failure = Some(failure);
+                        next.pending_outcome = outcome;
+                    },
+                )
+                .await
+            }
+        };
+        match applied {
+            Ok(Applied::Committed(_)) => {}
+            Ok(Applied::Stale(_)) => self.supersede(&attempt, now).await?,
+            Err(rejection) => return Err(into_store_error(rejection)),
+        }
+        if attempt.probe {
+            self.unpark();
+        }
+        Ok(())
+    }
+
+    /// An attempt whose route moved on: finish it, unevaluated, if nothing has (a
+    /// stop already finished it as cancelled).
+    async fn supersede(&self, attempt: &Attempt, now: api::Timestamp) -> Result<(), StoreError> {
+        let end = AttemptEnd {
+            finished_at: now,
+            outcome: AttemptOutcome::Superseded,
+            verdict: None,
+            decision: None,
+            evidence: None,
+        };
+        self.inner.store.finish_attempt(&attempt.id, &end).await?;
+        if attempt.probe {
+            self.unpark();
+        }
+        Ok(())
+    }
+
+    /// Apply an event that needs nothing beside the route.
+    pub(super) async fn settle(
+        &self,
+        detail: &TaskDetail,
+        event: RouteEvent,
+        changes: Changes,
+    ) -> Result<Applied, StoreError> {
+        self.apply(&detail.task, &detail.route, event, changes, |_| {})
+            .await
+            .map_err(into_store_error)
+    }
+}
+
+/// A refusal where none can happen (the state was checked) is a store-level failure
+/// to report; a store error is itself.
+fn into_store_error(rejection: Rejection) -> StoreError {
+    match rejection {
+        Rejection::Store(error) => error,
+        Rejection::Refused(state) => StoreError::Corrupt {
+            what: "route transition",
+            message: format!("refused in state {}", state.as_str()),
+        },
+    }
+}
+
+/// Evidence as SPEC 2.1 JSON, for the attempt's record (never a key: adapters put
+/// none in it).
+pub(crate) fn evidence_json(evidence: &catalogue::Evidence) -> serde_json::Value {
+    let headers: serde_json::Map<String, serde_json::Value> = evidence
+        .headers
+        .iter()
+        .map(|(name, value)| (name.to_owned(), serde_json::Value::from(value)))
+        .collect();
+    let mut object = serde_json::Map::new();
+    object.insert("provider".into(), evidence.provider.clone().into());
+    if let Some(status) = evidence.status {
+        object.insert("status".into(), status.into());
+    }
+    if !headers.is_empty() {
+        object.insert("headers".into(), headers.into());
+    }
+    if let Some(body) = &evidence.body {
+        object.insert("body".into(), body.clone().into());
+    }
+    if let Some(output) = &evidence.output {
+        object.insert("output".into(), output.clone().into());
+    }
+    if let Some(transport) = &evidence.transport {
+        object.insert("transport".into(), transport.as_str().into());
+    }
+    if let Some(observed_at_ms) = evidence.observed_at_ms {
+        object.insert(
+            "observed_at".into(),
+            api::Timestamp::from_millis(observed_at_ms)
+                .to_string()
+                .into(),
+        );
+    }
+    object.into()
+}

@@ -1,0 +1,463 @@
+//! The durable route engine (SPEC 4, 5): tasks run through their candidates, and
+//! every failure is recovered by the candidate's policy.
+//!
+//! The route machine (`policy::route`) decides every transition; the engine
+//! only carries them out, in its order: **commit, then act**. Each transition is
+//! one [`TaskStore::commit`](crate::store::TaskStore::commit), guarded by the
+//! generation it was computed from; only after it commits is a deadline armed
+//! (the scheduler woken), a route handed to the dispatcher, a request sent or
+//! cancelled, or an event published. A transition computed from an older
+//! generation writes nothing and does nothing.
+//!
+//! - [`dispatch`]: a `queued` or `retrying` route through its candidate's shared
+//!   circuits, an attempt recorded as started, the call, and its outcome
+//!   evaluated (the catalogue classifies, `policy::evaluate` decides).
+//! - [`scheduler`]: deadlines live in the database; one loop sleeps until the
+//!   earliest (through the [`Clock`]) and fires the due ones. On start, the
+//!   restart pass of SPEC 5.
+//! - [`views`]: the route as clients and live events see it.
+
+mod caller;
+mod dispatch;
+mod scheduler;
+pub mod views;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use api::{ApiError, TaskId, Timestamp};
+use policy::route::{
+    ManualAction, Route, RouteContext, RouteEffect, RouteEvent, RouteState, transition,
+};
+use policy::{Episode, OnExhausted};
+use tokio::sync::{Notify, Semaphore, broadcast, mpsc};
+
+pub use caller::{Caller, ProviderCaller};
+
+use crate::clock::Clock;
+use crate::domain::{
+    AttemptEnd, AttemptOutcome, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
+};
+use crate::error::AppError;
+use crate::store::{Store, StoreError};
+
+/// A committed transition, as published to live pages.
+#[derive(Debug, Clone)]
+pub struct Published {
+    /// The event's id (increasing; a reconnecting client sends the last it saw).
+    pub id: i64,
+    /// The route view with `task_id`, as JSON.
+    pub data: Arc<str>,
+}
+
+/// How the engine runs.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineSettings {
+    /// The most provider calls in flight at once.
+    pub max_in_flight: usize,
+    /// How many route events are kept for reconnecting clients.
+    pub events_kept: i64,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 64,
+            events_kept: 10_000,
+        }
+    }
+}
+
+/// What the engine did with a transition it was asked to make.
+#[derive(Debug)]
+pub enum Applied {
+    /// Committed: the route now, and the event's id.
+    Committed(Box<RouteRecord>),
+    /// The route had moved on: nothing was written.
+    Stale(Box<RouteRecord>),
+}
+
+/// A request in flight: what cancels it.
+struct InFlight {
+    generation: i64,
+    abort: tokio::task::AbortHandle,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    caller: Arc<dyn Caller>,
+    settings: EngineSettings,
+    events: broadcast::Sender<Published>,
+    /// Wakes the scheduler: a deadline was armed.
+    wake: Notify,
+    /// Routes handed to the dispatcher.
+    queue: mpsc::UnboundedSender<TaskId>,
+    receiver: Mutex<Option<mpsc::UnboundedReceiver<TaskId>>>,
+    in_flight: Mutex<HashMap<TaskId, InFlight>>,
+    /// Routes that wait for a half-open circuit's probe, by nothing more than id:
+    /// they are handed to the dispatcher again when a probe finishes.
+    parked: Mutex<HashSet<TaskId>>,
+    permits: Arc<Semaphore>,
+}
+
+/// The route engine: cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine over `store`; nothing runs until [`Engine::start`].
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        caller: Arc<dyn Caller>,
+        settings: EngineSettings,
+    ) -> Self {
+        let (queue, receiver) = mpsc::unbounded_channel();
+        let (events, _) = broadcast::channel(4_096);
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                clock,
+                caller,
+                settings,
+                events,
+                wake: Notify::new(),
+                queue,
+                receiver: Mutex::new(Some(receiver)),
+                in_flight: Mutex::new(HashMap::new()),
+                parked: Mutex::new(HashSet::new()),
+                permits: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
+            }),
+        }
+    }
+
+    /// Reconcile what a previous run left (SPEC 5, restart), then run the
+    /// dispatcher and the scheduler until the runtime shuts down. Answers once
+    /// reconciliation is done, with how many routes it touched.
+    pub async fn start(&self) -> Result<usize, StoreError> {
+        let touched = self.reconcile().await?;
+        let receiver = self
+            .inner
+            .receiver
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(receiver) = receiver {
+            tokio::spawn(self.clone().run_dispatcher(receiver));
+            tokio::spawn(self.clone().run_scheduler());
+        }
+        Ok(touched)
+    }
+
+    /// The live events of committed transitions.
+    pub fn subscribe(&self) -> broadcast::Receiver<Published> {
+        self.inner.events.subscribe()
+    }
+
+    /// The store the engine writes.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// Now, by the engine's clock.
+    fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// Start a task (its snapshot, route and first turn are in `write`), or answer
+    /// the first task of a repeated idempotency key (`false`).
+    pub async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), AppError> {
+        let (detail, created) = self.inner.store.create_task(write).await?;
+        if created {
+            let id = self.inner.store.last_event_id().await?;
+            self.publish(id, &detail.task, &detail.route);
+            self.enqueue(detail.task.id.clone());
+        }
+        Ok((detail, created))
+    }
+
+    /// A follow-up turn on a completed task: queued on the candidate that served the
+    /// last turn.
+    pub async fn new_turn(&self, id: &TaskId, prompt: String) -> Result<TaskDetail, AppError> {
+        let detail = self.inner.store.get_task(id).await?;
+        let now = self.now();
+        let number = detail.route.turn + 1;
+        let turn = Turn {
+            number,
+            prompt,
+            answer: None,
+            truncated: false,
+            producer: None,
+            created_at: now,
+            completed_at: None,
+        };
+        let applied = self
+            .apply(
+                &detail.task,
+                &detail.route,
+                RouteEvent::NewTurn,
+                Changes {
+                    new_turn: Some(turn),
+                    ..Changes::default()
+                },
+                |record| {
+                    record.turn = number;
+                    record.escalations = 0;
+                    record.max_tokens = None;
+                    record.failure = None;
+                    record.pending_outcome = None;
+                    record.episode = Episode::default();
+                },
+            )
+            .await;
+        match applied {
+            Ok(Applied::Committed(_)) => Ok(self.inner.store.get_task(id).await?),
+            Ok(Applied::Stale(current)) => {
+                Err(ApiError::not_allowed_now("A new turn", current.route.state).into())
+            }
+            Err(Rejection::Refused(state)) => {
+                Err(ApiError::not_allowed_now("A new turn", state).into())
+            }
+            Err(Rejection::Store(error)) => Err(error.into()),
+        }
+    }
+
+    /// A person's action on a route, checked in SPEC 5's order once the body is
+    /// read: the generation (409 with the route now), then the state (422).
+    pub async fn act(
+        &self,
+        id: &TaskId,
+        action: ManualAction,
+        generation: i64,
+    ) -> Result<TaskDetail, AppError> {
+        let detail = self.inner.store.get_task(id).await?;
+        if detail.route.route.generation != generation {
+            return Err(ApiError::stale_generation(
+                generation,
+                views::route_view(&detail.task, &detail.route),
+            )
+            .into());
+        }
+        let now = self.now();
+        // Stopping a route in flight ends its attempt as cancelled, in the same commit.
+        let finish_attempt = (action == ManualAction::Stop
+            && detail.route.route.state == RouteState::Running)
+            .then(|| {
+                detail
+                    .attempts
+                    .iter()
+                    .rev()
+                    .find(|attempt| attempt.end.is_none())
+                    .map(|attempt| {
+                        (
+                            attempt.id.clone(),
+                            AttemptEnd {
+                                finished_at: now,
+                                outcome: AttemptOutcome::Cancelled,
+                                verdict: None,
+                                decision: None,
+                                evidence: None,
+                            },
+                        )
+                    })
+            })
+            .flatten();
+        let applied = self
+            .apply(
+                &detail.task,
+                &detail.route,
+                RouteEvent::Action(action),
+                Changes {
+                    finish_attempt,
+                    ..Changes::default()
+                },
+                |record| {
+                    if action == ManualAction::SkipNow {
+                        record.failure = None;
+                        record.pending_outcome = None;
+                    }
+                },
+            )
+            .await;
+        match applied {
+            Ok(Applied::Committed(_)) => {
+                // The route may have been a probe that others wait for.
+                self.unpark();
+                Ok(self.inner.store.get_task(id).await?)
+            }
+            Ok(Applied::Stale(current)) => Err(ApiError::stale_generation(
+                generation,
+                views::route_view(&detail.task, &current),
+            )
+            .into()),
+            Err(Rejection::Refused(state)) => {
+                Err(ApiError::not_allowed_now(action.as_str(), state).into())
+            }
+            Err(Rejection::Store(error)) => Err(error.into()),
+        }
+    }
+
+    /// Make one transition: the machine decides, the store commits it fenced by the
+    /// route's generation, and only then are its effects carried out. `update` sets
+    /// what the engine keeps beside the machine's route.
+    async fn apply(
+        &self,
+        task: &Task,
+        record: &RouteRecord,
+        event: RouteEvent,
+        changes: Changes,
+        update: impl FnOnce(&mut RouteRecord),
+    ) -> Result<Applied, Rejection> {
+        let context = RouteContext {
+            next_candidate: task.next_enabled_after(record.route.candidate),
+        };
+        let decided = transition(&record.route, &event, &context)
+            .map_err(|refused| Rejection::Refused(refused.state))?;
+        let mut next = record.clone();
+        next.route = decided.route;
+        next.updated_at = self.now();
+        if next.route.candidate != record.route.candidate {
+            // Another candidate: a new episode, with its own token budget.
+            next.escalations = 0;
+            next.max_tokens = None;
+        }
+        update(&mut next);
+        if !matches!(next.route.state, RouteState::Held | RouteState::Stopped)
+            && next.route.decision.is_none()
+        {
+            next.pending_outcome = None;
+        }
+        let event_json = serde_json::to_string(&views::route_view(task, &next))
+            .unwrap_or_else(|_| unreachable!("views serialize"));
+        let commit = RouteCommit {
+            route: next.clone(),
+            start_attempt: changes.start_attempt,
+            finish_attempt: changes.finish_attempt,
+            complete_turn: changes.complete_turn,
+            new_turn: changes.new_turn,
+            circuit: changes.circuit,
+            event_json: event_json.clone(),
+        };
+        let event_id = match self
+            .inner
+            .store
+            .commit(record.route.generation, commit)
+            .await
+        {
+            Ok(id) => id,
+            Err(StoreError::StaleGeneration { current, .. }) => {
+                tracing::debug!(task_id = %task.id, event = event.name(), "stale transition dropped");
+                return Ok(Applied::Stale(current));
+            }
+            Err(error) => return Err(Rejection::Store(error)),
+        };
+        metrics::counter!("switchback_transitions_total", "to" => next.route.state.as_str())
+            .increment(1);
+        if let RouteEvent::Failed(decision) | RouteEvent::NotSent(decision) = event {
+            metrics::counter!("switchback_decisions_total", "decision" => decision.name())
+                .increment(1);
+        }
+        // Committed: now act, in the machine's order.
+        for effect in decided.effects {
+            match effect {
+                RouteEffect::Persist | RouteEffect::Send => {}
+                RouteEffect::ArmDeadline => self.inner.wake.notify_one(),
+                RouteEffect::Enqueue => self.enqueue(task.id.clone()),
+                RouteEffect::CancelInFlight => self.cancel_in_flight(&task.id),
+                RouteEffect::Publish => {
+                    let _ = self.inner.events.send(Published {
+                        id: event_id,
+                        data: event_json.as_str().into(),
+                    });
+                }
+            }
+        }
+        Ok(Applied::Committed(Box::new(next)))
+    }
+
+    /// Tell live pages about a route written outside [`Engine::apply`] (creation).
+    fn publish(&self, id: i64, task: &Task, record: &RouteRecord) {
+        if let Ok(data) = serde_json::to_string(&views::route_view(task, record)) {
+            let _ = self.inner.events.send(Published {
+                id,
+                data: data.into(),
+            });
+        }
+    }
+
+    /// Hand a route to the dispatcher.
+    fn enqueue(&self, id: TaskId) {
+        let _ = self.inner.queue.send(id);
+    }
+
+    /// Cancel the request in flight for a route, if there is one.
+    fn cancel_in_flight(&self, id: &TaskId) {
+        let in_flight = self
+            .inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(id);
+        if let Some(in_flight) = in_flight {
+            tracing::info!(task_id = %id, generation = in_flight.generation, "in-flight call cancelled");
+            in_flight.abort.abort();
+        }
+    }
+
+    /// Hand every parked route to the dispatcher again (a probe finished).
+    fn unpark(&self) {
+        let parked: Vec<TaskId> = self
+            .inner
+            .parked
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .drain()
+            .collect();
+        for id in parked {
+            self.enqueue(id);
+        }
+    }
+}
+
+/// What a transition writes besides the route.
+#[derive(Debug, Default)]
+struct Changes {
+    start_attempt: Option<crate::domain::Attempt>,
+    finish_attempt: Option<(api::AttemptId, AttemptEnd)>,
+    complete_turn: Option<(u32, String, bool, crate::domain::Producer)>,
+    new_turn: Option<Turn>,
+    circuit: Option<crate::domain::CircuitChange>,
+}
+
+/// Why a transition was not made.
+#[derive(Debug)]
+enum Rejection {
+    /// The machine refused it in this state.
+    Refused(RouteState),
+    /// The store failed.
+    Store(StoreError),
+}
+
+/// A new task's route: `queued` on `candidate`, generation 0.
+pub fn new_route(task_id: TaskId, candidate: usize, now: Timestamp) -> RouteRecord {
+    RouteRecord {
+        task_id,
+        route: Route::new(candidate),
+        failure: None,
+        pending_outcome: None::<OnExhausted>,
+        episode: Episode::default(),
+        turn: 1,
+        escalations: 0,
+        max_tokens: None,
+        updated_at: now,
+    }
+}

@@ -1,0 +1,129 @@
+use api::read::Read;
+use api::{
+    ActionRequest, ApiError, ErrorCode, FieldError, FieldPath, TaskId, TaskPage, TaskQuery,
+    TaskRequest, TaskView, TurnRequest,
+};
+
+use super::{Services, new_id};
+use crate::domain::{Task, TaskWrite, Turn};
+use crate::engine::views::{task_summary, task_view};
+use crate::engine::{new_route, views};
+use crate::error::AppError;
+use crate::store::StoreError;
+
+/// The longest `Idempotency-Key` the server keeps, in characters.
+pub const IDEMPOTENCY_KEY_MAX_CHARS: usize = 200;
+
+impl Services {
+    /// Start a task on a snapshot of its profile, or (with an `Idempotency-Key`
+    /// already used) answer the first task and `false`.
+    pub async fn create_task(
+        &self,
+        request: Read<TaskRequest>,
+        idempotency_key: Option<String>,
+    ) -> Result<(TaskView, bool), AppError> {
+        let request = request.check(TaskRequest::check)?;
+        if let Some(key) = &idempotency_key
+            && (key.trim().is_empty() || key.chars().count() > IDEMPOTENCY_KEY_MAX_CHARS)
+        {
+            return Err(ApiError::malformed_json(format!(
+                "the Idempotency-Key header must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} characters"
+            ))
+            .into());
+        }
+        let profile = match self.store.get_profile(&request.profile_id).await {
+            Ok(profile) => profile,
+            Err(StoreError::NotFound { .. }) => {
+                return Err(vec![FieldError::new(
+                    &FieldPath::root().field("profile_id"),
+                    ErrorCode::NotFound,
+                    "names no profile",
+                )]
+                .into());
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let now = self.clock.now();
+        let task = Task {
+            id: TaskId::new(new_id()),
+            profile_id: profile.id.clone(),
+            profile_name: profile.name.clone(),
+            candidates: profile.candidates,
+            created_at: now,
+        };
+        let Some(first) = task.first_enabled() else {
+            return Err(ApiError::no_enabled_candidate(&profile.name).into());
+        };
+        let route = new_route(task.id.clone(), first, now);
+        let event_json = serde_json::to_string(&views::route_view(&task, &route))
+            .unwrap_or_else(|_| unreachable!("views serialize"));
+        let write = TaskWrite {
+            turn: Turn {
+                number: 1,
+                prompt: request.prompt,
+                answer: None,
+                truncated: false,
+                producer: None,
+                created_at: now,
+                completed_at: None,
+            },
+            task,
+            route,
+            idempotency_key,
+            event_json,
+        };
+        let (detail, created) = self.engine.create_task(write).await?;
+        Ok((task_view(&detail), created))
+    }
+
+    /// Tasks newest first, optionally in one state, a page at a time.
+    pub async fn list_tasks(&self, query: TaskQuery) -> Result<TaskPage, AppError> {
+        let (limit, cursor) = query.check()?;
+        let listings = self.store.list_tasks(query.state, cursor, limit).await?;
+        let next_cursor = (listings.len() == limit as usize)
+            .then(|| listings.last())
+            .flatten()
+            .map(|last| {
+                api::TaskCursor {
+                    created_at_ms: last.task.created_at.as_millis(),
+                    id: last.task.id.clone(),
+                }
+                .encode()
+            });
+        Ok(TaskPage {
+            tasks: listings.iter().map(task_summary).collect(),
+            next_cursor,
+        })
+    }
+
+    /// One task with its route, attempts and turns.
+    pub async fn get_task(&self, id: &TaskId) -> Result<TaskView, AppError> {
+        Ok(task_view(&self.store.get_task(id).await?))
+    }
+
+    /// A follow-up turn on a completed task.
+    pub async fn new_turn(
+        &self,
+        id: &TaskId,
+        request: Read<TurnRequest>,
+    ) -> Result<TaskView, AppError> {
+        let request = request.check(TurnRequest::check)?;
+        Ok(task_view(&self.engine.new_turn(id, request.prompt).await?))
+    }
+
+    /// A person's action on a route: the body (400/422), then the generation
+    /// (409), then the state (422).
+    pub async fn act(
+        &self,
+        id: &TaskId,
+        request: Read<ActionRequest>,
+    ) -> Result<TaskView, AppError> {
+        let request = request.check(ActionRequest::check)?;
+        Ok(task_view(
+            &self
+                .engine
+                .act(id, request.action, request.generation)
+                .await?,
+        ))
+    }
+}
