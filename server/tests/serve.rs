@@ -242,3 +242,182 @@ fn classify_reads_lines_and_answers_each_in_order() {
     assert!(lines[1]["error"].is_string());
     assert_eq!(lines[2]["code"], "network");
 }
+
+/// A request with an optional JSON body; the answer's status and body.
+fn request(
+    address: &str,
+    method: &str,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    let body = body.map(|body| body.to_string()).unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let (_, rest) = response.split_once("\r\n\r\n").unwrap();
+    // The body may come chunked: take the JSON between the first '{' and the last '}'.
+    let json = match (rest.find('{'), rest.rfind('}')) {
+        (Some(start), Some(end)) => serde_json::from_str(&rest[start..=end]).unwrap(),
+        _ => serde_json::Value::Null,
+    };
+    (status, json)
+}
+
+/// Start `switchback serve` on `database`; its address and the child.
+fn start_server(database: &std::path::Path) -> (String, std::process::Child) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env(
+            "SWITCHBACK_DATABASE_URL",
+            format!("sqlite://{}", database.display()),
+        )
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines_tx, lines_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let address = loop {
+        let line = lines_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a listening line");
+        if let Some(url) = line.split("listening on http://").nth(1) {
+            break url.trim().to_string();
+        }
+    };
+    (address, child)
+}
+
+/// Poll a task until its route is in `state` (the engine acts at once; this only
+/// waits for it to be seen).
+fn until_state(address: &str, id: &str, state: &str) -> serde_json::Value {
+    for _ in 0..2_000 {
+        let (status, task) = request(address, "GET", &format!("/api/tasks/{id}"), None);
+        assert_eq!(status, 200, "{task}");
+        if task["route"]["state"] == state {
+            return task;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("task {id} never reached {state}");
+}
+
+/// SPEC 5, restart, on the real binary killed with SIGKILL (not shut down): a
+/// route in flight is held as interrupted, a waiting route keeps its deadline, and
+/// nothing is sent twice.
+#[test]
+fn a_killed_server_restarts_with_its_routes_reconciled() {
+    use serde_json::json;
+    let work_dir = tempfile::tempdir().unwrap();
+    let database = work_dir.path().join("switchback.db");
+    let (address, mut child) = start_server(&database);
+
+    let (status, hanging) = request(
+        &address,
+        "POST",
+        "/api/providers",
+        Some(&json!({
+        "name": "hangs", "kind": "simulated", "script": [{"hang": true}]})),
+    );
+    assert_eq!(status, 201, "{hanging}");
+    let (_, limited) = request(
+        &address,
+        "POST",
+        "/api/providers",
+        Some(&json!({
+        "name": "limited", "kind": "simulated", "family": "openai",
+        "script": [{"error": {"provider": "openai", "status": 429, "headers": {"retry-after": "3000"},
+            "body": "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}"}}]})),
+    );
+    let mut tasks = Vec::new();
+    for provider in [&hanging, &limited] {
+        let wait = json!({"version": 2,
+            "transient": {"retry": {"enabled": true, "max_retries": 2, "initial_interval_ms": 500},
+                          "reset_wait": {"enabled": true, "max_wait_s": 3600}, "on_exhausted": "skip"},
+            "hard": {"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
+                     "reset_wait": {"enabled": false, "max_wait_s": 3600}, "on_exhausted": "skip"}});
+        let (status, profile) = request(
+            &address,
+            "POST",
+            "/api/profiles",
+            Some(&json!({
+            "name": format!("profile {}", provider["name"]),
+            "candidates": [{"provider_id": provider["id"], "model": "m", "enabled": true, "max_tokens": 100, "policy": wait}]})),
+        );
+        assert_eq!(status, 201, "{profile}");
+        let (status, task) = request(
+            &address,
+            "POST",
+            "/api/tasks",
+            Some(&json!({"profile_id": profile["id"], "prompt": "hi"})),
+        );
+        assert_eq!(status, 201, "{task}");
+        tasks.push(task["id"].as_str().unwrap().to_owned());
+    }
+    until_state(&address, &tasks[0], "running");
+    let waiting = until_state(&address, &tasks[1], "waiting_for_reset");
+
+    let status = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let _ = child.wait();
+
+    let (address, mut child) = start_server(&database);
+    let (_, held) = request(&address, "GET", &format!("/api/tasks/{}", tasks[0]), None);
+    assert_eq!(held["route"]["state"], "held", "{held}");
+    assert_eq!(held["route"]["cause"], "interrupted");
+    assert_eq!(held["attempts"].as_array().unwrap().len(), 1);
+    assert_eq!(held["attempts"][0]["outcome"], "interrupted");
+    let (_, still) = request(&address, "GET", &format!("/api/tasks/{}", tasks[1]), None);
+    assert_eq!(still["route"]["state"], "waiting_for_reset");
+    assert_eq!(still["route"]["deadline"], waiting["route"]["deadline"]);
+    assert_eq!(still["attempts"].as_array().unwrap().len(), 1);
+
+    // A person can take it from there: retry now from held.
+    let generation = held["route"]["generation"].clone();
+    let (status, retried) = request(
+        &address,
+        "POST",
+        &format!("/api/tasks/{}/actions", tasks[0]),
+        Some(&json!({"action": "retry_now", "generation": generation})),
+    );
+    assert_eq!(status, 200, "{retried}");
+    let (status, stale) = request(
+        &address,
+        "POST",
+        &format!("/api/tasks/{}/actions", tasks[0]),
+        Some(&json!({"action": "stop", "generation": generation})),
+    );
+    assert_eq!(status, 409, "{stale}");
+    assert_eq!(stale["error"], "stale_generation");
+
+    let (status, metrics) = get_text(&address, "/metrics");
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains("switchback_routes{state=\"waiting_for_reset\"} 1"),
+        "{metrics}"
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+fn get_text(address: &str, path: &str) -> (u16, String) {
+    let response = get(address, path);
+    (response[9..12].parse().unwrap(), response)
+}

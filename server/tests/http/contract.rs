@@ -74,13 +74,19 @@ async fn openapi_document_lists_every_route() {
         [
             "DELETE /api/profiles/{id}",
             "DELETE /api/providers/{id}",
+            "GET /api/events",
             "GET /api/profiles",
             "GET /api/profiles/{id}",
             "GET /api/providers",
             "GET /api/providers/{id}",
+            "GET /api/tasks",
+            "GET /api/tasks/{id}",
             "POST /api/classify",
             "POST /api/profiles",
             "POST /api/providers",
+            "POST /api/tasks",
+            "POST /api/tasks/{id}/actions",
+            "POST /api/tasks/{id}/turns",
             "PUT /api/profiles/{id}",
             "PUT /api/providers/{id}",
         ]
@@ -88,6 +94,10 @@ async fn openapi_document_lists_every_route() {
     // Every documented operation is served (none is a missing route), and
     // the schemas it names exist.
     for operation in &operations {
+        if operation == "GET /api/events" {
+            // A stream that does not end: `tests/http/events.rs` reads it.
+            continue;
+        }
         let (method, path) = operation.split_once(' ').unwrap();
         let path = path.replace("{id}", "missing");
         let (status, body) = api

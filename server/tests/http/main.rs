@@ -60,9 +60,20 @@ impl Api {
     pub async fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("api.db").display());
+        let store: Arc<dyn server::store::Store> = Arc::new(SqliteStore::open(&url).await.unwrap());
+        let clock: Arc<dyn server::clock::Clock> =
+            Arc::new(ManualClock::at_millis(1_796_000_000_000));
+        let engine = server::engine::Engine::new(
+            store.clone(),
+            clock.clone(),
+            Arc::new(server::engine::ProviderCaller::new()),
+            server::engine::EngineSettings::default(),
+        );
+        engine.start().await.unwrap();
         let services = Services {
-            store: Arc::new(SqliteStore::open(&url).await.unwrap()),
-            clock: Arc::new(ManualClock::at_millis(1_796_000_000_000)),
+            store,
+            clock,
+            engine,
             secrets: Arc::new(FixedSecrets::new([
                 ("ANTHROPIC_API_KEY", "sk-ant-test-value"),
                 ("local_token", "local-test-value"),

@@ -1,0 +1,211 @@
+//! Manual actions (SPEC 5): each from the states that allow it, refused (422)
+//! elsewhere, 409 on a stale generation before anything else, and a race with a
+//! firing deadline that exactly one side wins.
+
+use policy::route::{ManualAction, RouteCause, RouteState};
+use serde_json::json;
+
+use crate::evidence::*;
+use crate::harness::*;
+
+/// Busy twice (retries of 10 s), then a reply; a second candidate that answers.
+async fn waiting_task(h: &Harness) -> api::TaskView {
+    let busy = h
+        .simulated(
+            &format!("busy {}", uuid()),
+            json!([overloaded(), overloaded(), reply("late")]),
+        )
+        .await;
+    let steady = h
+        .simulated(&format!("steady {}", uuid()), json!([reply("second")]))
+        .await;
+    let transient = section((true, 3, 10_000), (true, 60), "skip");
+    let hard = section((false, 2, 500), (false, 3600), "stop");
+    let profile = h
+        .profile(&[
+            (&busy, "m1", policy(transient.clone(), hard.clone())),
+            (&steady, "m2", policy(transient, hard)),
+        ])
+        .await;
+    h.task(&profile).await
+}
+
+#[tokio::test]
+async fn retry_now_fires_the_same_retry_early() {
+    let h = Harness::new().await;
+    let task = waiting_task(&h).await;
+    let waiting = h.wait(&task.id, RouteState::RetryWait).await;
+    let after = h
+        .act(&task.id, ManualAction::RetryNow, waiting.generation.get())
+        .await
+        .unwrap();
+    assert_eq!(after.route.state, RouteState::Retrying);
+    assert_eq!(after.route.retry_ordinal, Some(1), "it keeps its ordinal");
+    let again = h.wait(&task.id, RouteState::RetryWait).await;
+    assert_eq!(again.retry_ordinal, Some(2));
+    let view = h.view(&task.id).await;
+    assert_eq!(view.attempts[1].ordinal, Some(1));
+}
+
+#[tokio::test]
+async fn cancel_wait_holds_and_skip_now_moves_on() {
+    let h = Harness::new().await;
+    let task = waiting_task(&h).await;
+    let waiting = h.wait(&task.id, RouteState::RetryWait).await;
+    let held = h
+        .act(&task.id, ManualAction::CancelWait, waiting.generation.get())
+        .await
+        .unwrap();
+    assert_eq!(held.route.state, RouteState::Held);
+    assert_eq!(held.route.cause, Some(RouteCause::CancelledWait));
+    assert_eq!(held.route.deadline, None);
+    // The cancelled deadline fires nothing.
+    h.advance_ms(60_000);
+    assert_eq!(h.engine.fire_due().await.unwrap(), 0);
+
+    let skipped = h
+        .act(&task.id, ManualAction::SkipNow, held.route.generation.get())
+        .await
+        .unwrap();
+    assert_eq!(skipped.route.candidate_index, 1);
+    let done = h.wait(&task.id, RouteState::Completed).await;
+    assert_eq!(done.model, "m2");
+}
+
+#[tokio::test]
+async fn skip_now_on_the_last_candidate_stops_with_no_candidate() {
+    let h = Harness::new().await;
+    let busy = h.simulated("busy", json!([overloaded()])).await;
+    let transient = section((true, 3, 10_000), (true, 60), "skip");
+    let profile = h
+        .profile(&[(&busy, "m1", policy(transient.clone(), transient))])
+        .await;
+    let task = h.task(&profile).await;
+    let waiting = h.wait(&task.id, RouteState::RetryWait).await;
+    let stopped = h
+        .act(&task.id, ManualAction::SkipNow, waiting.generation.get())
+        .await
+        .unwrap();
+    assert_eq!(stopped.route.state, RouteState::Stopped);
+    assert_eq!(stopped.route.cause, Some(RouteCause::NoCandidate));
+}
+
+#[tokio::test]
+async fn stop_cancels_the_call_in_flight() {
+    let h = Harness::new().await;
+    let hanging = h.simulated("hang", json!([{"hang": true}])).await;
+    let profile = h.profile(&[(&hanging, "m", defaults())]).await;
+    let task = h.task(&profile).await;
+    let running = h.wait(&task.id, RouteState::Running).await;
+    let stopped = h
+        .act(&task.id, ManualAction::Stop, running.generation.get())
+        .await
+        .unwrap();
+    assert_eq!(stopped.route.state, RouteState::Stopped);
+    assert_eq!(stopped.route.cause, Some(RouteCause::StoppedByUser));
+    assert_eq!(stopped.attempts[0].outcome.as_deref(), Some("cancelled"));
+    assert!(stopped.route.actions.is_empty());
+}
+
+/// SPEC 5's order: the body, then the generation (409, with the route now), then
+/// the state (422); nothing changes on any refusal.
+#[tokio::test]
+async fn refusals_come_in_order_and_change_nothing() {
+    use api::read::Read;
+    let h = Harness::new().await;
+    let task = waiting_task(&h).await;
+    let waiting = h.wait(&task.id, RouteState::RetryWait).await;
+    let generation = waiting.generation.get();
+
+    let bad_body = h
+        .services
+        .act(
+            &task.id,
+            Read::from_json(&json!({"action": "jump", "generation": -1})),
+        )
+        .await
+        .unwrap_err()
+        .into_api_error();
+    let fields: Vec<&str> = bad_body
+        .field_errors()
+        .iter()
+        .map(|error| error.field.as_str())
+        .collect();
+    assert_eq!(fields, ["action", "generation"]);
+
+    let stale = h
+        .act(&task.id, ManualAction::RetryNow, generation - 1)
+        .await
+        .unwrap_err();
+    assert_eq!(stale.status(), 409);
+    let api::ApiError::StaleGeneration { route, .. } = &stale else {
+        panic!("{stale:?}")
+    };
+    assert_eq!(route.generation.get(), generation);
+    assert_eq!(route.state, RouteState::RetryWait);
+
+    let held = h
+        .act(&task.id, ManualAction::CancelWait, generation)
+        .await
+        .unwrap();
+    // cancel_wait is not valid from held: 422 (and a stale generation is still 409).
+    let not_now = h
+        .act(
+            &task.id,
+            ManualAction::CancelWait,
+            held.route.generation.get(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(not_now.status(), 422);
+    let stale_and_wrong = h
+        .act(&task.id, ManualAction::CancelWait, generation)
+        .await
+        .unwrap_err();
+    assert_eq!(stale_and_wrong.status(), 409);
+    assert_eq!(h.view(&task.id).await.route, held.route, "nothing changed");
+}
+
+/// An action and the deadline it races: exactly one wins, and the loser changes
+/// nothing (the action gets 409; the deadline fires nothing).
+#[tokio::test]
+async fn an_action_racing_a_firing_deadline_has_one_winner() {
+    let h = Harness::new().await;
+    let mut action_won = 0;
+    let mut deadline_won = 0;
+    for _ in 0..12 {
+        let task = waiting_task(&h).await;
+        let waiting = h.wait(&task.id, RouteState::RetryWait).await;
+        let deadline = waiting.deadline.unwrap().as_millis();
+        h.clock.set(api::Timestamp::from_millis(deadline));
+        let (acted, fired) = tokio::join!(
+            h.act(&task.id, ManualAction::CancelWait, waiting.generation.get()),
+            h.engine.fire_due(),
+        );
+        let fired = fired.unwrap();
+        let view = h.view(&task.id).await;
+        match acted {
+            Ok(after) => {
+                action_won += 1;
+                assert_eq!(after.route.state, RouteState::Held);
+                assert_eq!(after.route.generation.get(), waiting.generation.get() + 1);
+                assert_eq!(view.attempts.len(), 1, "the deadline sent nothing");
+            }
+            Err(error) => {
+                deadline_won += 1;
+                assert_eq!(error.status(), 409, "{error:?}");
+                assert!(fired >= 1 || view.route.state != RouteState::Held);
+                assert_ne!(view.route.cause, Some(RouteCause::CancelledWait));
+            }
+        }
+        // Let the route come to rest before the next round.
+        let _ = h
+            .act(
+                &task.id,
+                ManualAction::Stop,
+                h.view(&task.id).await.route.generation.get(),
+            )
+            .await;
+    }
+    assert_eq!(action_won + deadline_won, 12);
+}

@@ -1,0 +1,164 @@
+//! Shared circuits through the engine (SPEC 5): a reset hint closes the model for
+//! every route; routes due on it wait without sending; at half-open exactly one
+//! route probes and the others follow its result.
+
+use std::collections::HashSet;
+
+use api::TaskId;
+use policy::route::RouteState;
+use providers::mock::{MockProvider, MockResponse, MockStop};
+use serde_json::json;
+
+use crate::harness::*;
+
+fn rate_limited(seconds: u32) -> MockResponse {
+    MockResponse::Error {
+        status: 429,
+        headers: vec![("retry-after".into(), seconds.to_string())],
+        body: r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#.into(),
+    }
+}
+
+/// Every task in a wait, with its deadline.
+async fn all_waiting_until(h: &Harness, ids: &[TaskId], deadline_ms: i64) {
+    for id in ids {
+        h.wait_for(id, "a wait for the circuit's reset", |route| {
+            matches!(
+                route.state,
+                RouteState::WaitingForReset | RouteState::RetryWait
+            ) && route.deadline.map(|d| d.as_millis()) == Some(deadline_ms)
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn one_route_probes_a_half_open_circuit_and_the_rest_follow() {
+    let h = Harness::new().await;
+    let mock = MockProvider::start().await;
+    let provider = h
+        .provider(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()}))
+        .await;
+    let profile = h.profile(&[(&provider, "m", defaults())]).await;
+    let t0 = h.now_ms();
+
+    mock.push(rate_limited(10));
+    let first = h.task(&profile).await;
+    let own = h.wait(&first.id, RouteState::WaitingForReset).await;
+    assert!(!own.circuit_wait, "its own hint");
+    // The rest find the model's circuit open: they wait for it without sending.
+    let mut ids = vec![first.id.clone()];
+    for _ in 0..5 {
+        let task = h.task(&profile).await;
+        let waiting = h.wait(&task.id, RouteState::WaitingForReset).await;
+        assert!(waiting.circuit_wait, "the circuit's wait");
+        assert_eq!(waiting.deadline.map(|d| d.as_millis()), Some(t0 + 10_000));
+        ids.push(task.id);
+    }
+    assert_eq!(mock.hits(), 1, "nothing sent while the circuit is open");
+
+    // Half-open: one probe, which is throttled again; nobody else sends.
+    mock.push(rate_limited(10));
+    h.advance_ms(10_000);
+    all_waiting_until(&h, &ids, t0 + 20_000).await;
+    assert_eq!(mock.hits(), 2, "exactly one probe");
+
+    // Half-open again: the probe is answered, and the others follow.
+    mock.push(MockResponse::Reply {
+        text: "ok".into(),
+        stop: MockStop::End,
+    });
+    h.advance_ms(10_000);
+    for id in &ids {
+        h.wait(id, RouteState::Completed).await;
+    }
+    assert_eq!(mock.hits(), 2 + 1 + 5);
+    let mut probes = 0;
+    let mut probe_tasks = HashSet::new();
+    for id in &ids {
+        for attempt in h.view(id).await.attempts {
+            if attempt.probe {
+                probes += 1;
+                probe_tasks.insert(id.clone());
+            }
+        }
+    }
+    assert_eq!(probes, 2, "one probe per half-open");
+}
+
+#[tokio::test]
+async fn a_circuit_beyond_a_routes_wait_takes_its_exhausted_outcome_without_sending() {
+    let h = Harness::new().await;
+    let mock = MockProvider::start().await;
+    let limited = h
+        .provider(
+            json!({"name": "limited", "kind": "openai_compatible", "base_url": mock.base_url()}),
+        )
+        .await;
+    let other = h
+        .simulated("other", json!([{"reply": "from the next candidate"}]))
+        .await;
+    // Short waits: a 10-minute reset is beyond them.
+    let short = policy(
+        section((true, 2, 500), (true, 60), "skip"),
+        section((false, 2, 500), (false, 60), "skip"),
+    );
+    let profile = h
+        .profile(&[(&limited, "m", short.clone()), (&other, "m2", short)])
+        .await;
+    mock.push(rate_limited(600));
+    let first = h.task(&profile).await;
+    // Its own hint is beyond its wait: it retries (pushed past the reset is pointless: skip).
+    h.wait(&first.id, RouteState::Completed).await;
+    let second = h.task(&profile).await;
+    let done = h.wait(&second.id, RouteState::Completed).await;
+    assert_eq!(done.model, "m2");
+    let view = h.view(&second.id).await;
+    assert_eq!(
+        view.attempts.len(),
+        1,
+        "the open circuit sent nothing: {:#?}",
+        view.attempts
+    );
+    assert_eq!(view.attempts[0].model, "m2");
+    assert_eq!(mock.hits(), 1);
+}
+
+#[tokio::test]
+async fn retry_now_goes_through_an_open_circuit_as_its_probe() {
+    let h = Harness::new().await;
+    let mock = MockProvider::start().await;
+    let provider = h
+        .provider(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()}))
+        .await;
+    let profile = h.profile(&[(&provider, "m", defaults())]).await;
+    mock.push(rate_limited(30));
+    let first = h.task(&profile).await;
+    h.wait(&first.id, RouteState::WaitingForReset).await;
+    let second = h.task(&profile).await;
+    let waiting = h.wait(&second.id, RouteState::WaitingForReset).await;
+    assert!(waiting.circuit_wait);
+
+    mock.push(MockResponse::Reply {
+        text: "through".into(),
+        stop: MockStop::End,
+    });
+    let acted = h
+        .act(
+            &second.id,
+            policy::route::ManualAction::RetryNow,
+            waiting.generation.get(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(acted.route.state, RouteState::Retrying);
+    h.wait(&second.id, RouteState::Completed).await;
+    let view = h.view(&second.id).await;
+    assert!(view.attempts[0].probe, "it probed the circuit");
+    assert_eq!(mock.hits(), 2);
+    // Its success closed the circuit: the first task's own wait is its own to keep.
+    assert_eq!(
+        h.view(&first.id).await.route.state,
+        RouteState::WaitingForReset
+    );
+}

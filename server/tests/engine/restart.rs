@@ -1,0 +1,78 @@
+//! SPEC 5, restart: deadlines live in the database; a passed one fires on start,
+//! a future one is kept; a route whose attempt started and never finished is
+//! held as interrupted; nothing is dispatched twice. (The real binary killed
+//! with SIGKILL is in `tests/serve.rs`.)
+
+use policy::route::{RouteCause, RouteState};
+use serde_json::json;
+
+use crate::evidence::*;
+use crate::harness::*;
+
+#[tokio::test]
+async fn a_wait_survives_a_restart_and_fires_once() {
+    let first = Harness::new().await;
+    let provider = first
+        .simulated("sim", json!([rate_limited(30), reply("after restart")]))
+        .await;
+    let profile = first.profile(&[(&provider, "m", defaults())]).await;
+    let task = first.task(&profile).await;
+    let waiting = first.wait(&task.id, RouteState::WaitingForReset).await;
+    let deadline = waiting.deadline.unwrap().as_millis();
+
+    // A second engine on the same file, its clock before the deadline: the wait is kept.
+    let before = Harness::open(&first.url, deadline - 1).await;
+    assert_eq!(before.engine.fire_due().await.unwrap(), 0);
+    assert_eq!(
+        before.view(&task.id).await.route.state,
+        RouteState::WaitingForReset
+    );
+    // And one after it: the passed deadline fires on start, once.
+    let after = Harness::open(&first.url, deadline + 5_000).await;
+    after.wait(&task.id, RouteState::Completed).await;
+    let view = after.view(&task.id).await;
+    assert_eq!(
+        view.attempts.len(),
+        2,
+        "dispatched once: {:#?}",
+        view.attempts
+    );
+    assert_eq!(view.turns[0].answer.as_deref(), Some("after restart"));
+}
+
+#[tokio::test]
+async fn an_attempt_in_flight_at_a_restart_is_held_as_interrupted() {
+    let first = Harness::new().await;
+    let provider = first
+        .simulated("sim", json!([{"hang": true}, reply("never sent")]))
+        .await;
+    let profile = first.profile(&[(&provider, "m", defaults())]).await;
+    let task = first.task(&profile).await;
+    first.wait(&task.id, RouteState::Running).await;
+
+    let restarted = Harness::open(&first.url, first.now_ms() + 1_000).await;
+    let view = restarted.view(&task.id).await;
+    assert_eq!(view.route.state, RouteState::Held);
+    assert_eq!(view.route.cause, Some(RouteCause::Interrupted));
+    assert_eq!(view.attempts.len(), 1, "not sent again");
+    assert_eq!(view.attempts[0].outcome.as_deref(), Some("interrupted"));
+    assert!(view.attempts[0].finished_at.is_some());
+}
+
+#[tokio::test]
+async fn queued_routes_are_dispatched_once_by_two_engines() {
+    let first = Harness::new().await;
+    let provider = first.simulated("sim", json!([reply("ok")])).await;
+    let profile = first.profile(&[(&provider, "m", defaults())]).await;
+    // Two engines on one file both find these routes queued (as a restart after a
+    // crash between commit and dispatch would): each is dispatched once.
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(first.task(&profile).await.id);
+    }
+    let restarted = Harness::open(&first.url, first.now_ms()).await;
+    for id in &ids {
+        let view = restarted.stored(id, RouteState::Completed).await;
+        assert_eq!(view.attempts.len(), 1, "dispatched once: {id}");
+    }
+}
