@@ -4,6 +4,7 @@
 
 mod api;
 mod contract;
+mod events;
 mod forms;
 mod guard;
 mod server_fns;
@@ -30,6 +31,8 @@ pub const HOST: &str = "127.0.0.1:3000";
 /// form that `*_API_KEY` would not allow) is set too.
 pub struct Api {
     router: Router,
+    /// The services behind the router.
+    pub services: Services,
     _dir: tempfile::TempDir,
 }
 
@@ -82,13 +85,19 @@ impl Api {
         };
         let state = AppState {
             leptos_options: leptos_options("127.0.0.1:0".parse().unwrap()),
-            services,
+            services: services.clone(),
             host_guard: HostGuard::new(&["switchback.example.com".to_owned()]),
         };
         Self {
             router: router(state),
+            services,
             _dir: dir,
         }
+    }
+
+    /// The router, to open a stream on.
+    pub fn router(&self) -> Router {
+        self.router.clone()
     }
 
     /// Send a request as it is.

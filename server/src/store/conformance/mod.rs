@@ -4,6 +4,7 @@
 
 mod profiles;
 mod providers;
+mod tasks;
 
 use api::{CandidateId, FieldError, ProviderId, Timestamp};
 use policy::{EscalationSettings, PolicyDocument, ProviderFamily, ProviderKind};
@@ -12,11 +13,13 @@ use super::{Store, StoreError};
 use crate::domain::{Candidate, ProviderWrite};
 
 pub use profiles::{concurrent_updates_exactly_one_wins, seed_profile};
+pub use tasks::concurrent_commits_exactly_one_wins;
 
 /// Every conformance check but the concurrent one.
 pub async fn run_all(store: &dyn Store) {
     providers::providers(store).await;
     profiles::profiles(store).await;
+    tasks::tasks(store).await;
 }
 
 fn at(millis: i64) -> Timestamp {

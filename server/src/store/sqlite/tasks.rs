@@ -938,7 +938,7 @@ impl TaskStore for SqliteStore {
 
     async fn release_probes(&self) -> Result<(), StoreError> {
         sqlx::query("UPDATE circuits SET probe_task_id = NULL")
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -978,7 +978,7 @@ impl TaskStore for SqliteStore {
     async fn prune_events(&self, keep: i64) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM route_events WHERE id <= (SELECT MAX(id) FROM route_events) - ?")
             .bind(keep)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

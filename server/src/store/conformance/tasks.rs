@@ -1,0 +1,286 @@
+//! Tasks, routes, attempts, turns, circuits and route events: the generation fence,
+//! immutable attempts, idempotent creation, the in-use refusals, and the queries
+//! the scheduler and the restart pass rely on.
+
+use api::{AttemptId, ProfileId, ProviderId, TaskId};
+use policy::route::{Route, RouteState};
+use policy::{Episode, SemanticCode};
+
+use super::{at, candidate, provider_write};
+use crate::domain::{
+    Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, IdOrigin, ProfileWrite,
+    RouteCommit, RouteRecord, Task, TaskWrite, Turn,
+};
+use crate::store::{Store, StoreError};
+
+fn route(task_id: &TaskId, state: RouteState, generation: i64) -> RouteRecord {
+    RouteRecord {
+        task_id: task_id.clone(),
+        route: Route {
+            state,
+            generation,
+            ..Route::new(0)
+        },
+        failure: None,
+        pending_outcome: None,
+        episode: Episode::default(),
+        turn: 1,
+        escalations: 0,
+        max_tokens: None,
+        updated_at: at(10_000 + generation),
+    }
+}
+
+fn commit(record: RouteRecord) -> RouteCommit {
+    RouteCommit {
+        event_json: format!(r#"{{"generation": {}}}"#, record.route.generation),
+        route: record,
+        start_attempt: None,
+        finish_attempt: None,
+        complete_turn: None,
+        new_turn: None,
+        circuit: None,
+    }
+}
+
+/// A profile `name` on its own provider, and a task on it.
+async fn task(store: &dyn Store, name: &str, key: Option<&str>) -> (ProfileId, Task, bool) {
+    let provider = store
+        .create_provider(provider_write(
+            &format!("{name}-p"),
+            &format!("{name} provider"),
+        ))
+        .await
+        .unwrap_or_else(|_| panic!("provider {name}"));
+    let profile = store
+        .create_profile(ProfileWrite {
+            id: ProfileId::new(format!("{name}-profile")),
+            name: name.to_owned(),
+            candidates: vec![(
+                candidate(&format!("{name}-c"), provider.id.as_str(), "m"),
+                IdOrigin::New,
+            )],
+            now: at(2_000),
+        })
+        .await
+        .unwrap();
+    let task = Task {
+        id: TaskId::new(format!("{name}-task")),
+        profile_id: profile.id.clone(),
+        profile_name: profile.name.clone(),
+        candidates: profile.candidates.clone(),
+        created_at: at(3_000),
+    };
+    let (detail, created) = store
+        .create_task(TaskWrite {
+            task: task.clone(),
+            route: route(&task.id, RouteState::Queued, 0),
+            turn: Turn {
+                number: 1,
+                prompt: "hello".into(),
+                answer: None,
+                truncated: false,
+                producer: None,
+                created_at: at(3_000),
+                completed_at: None,
+            },
+            idempotency_key: key.map(str::to_owned),
+            event_json: "{}".into(),
+        })
+        .await
+        .unwrap();
+    (profile.id, detail.task, created)
+}
+
+pub(super) async fn tasks(store: &dyn Store) {
+    // A task keeps its snapshot; the same idempotency key answers the first task.
+    let (profile_id, first, created) = task(store, "alpha", Some("key-a")).await;
+    assert!(created);
+    assert_eq!(first.candidates.len(), 1);
+    let detail = store.get_task(&first.id).await.unwrap();
+    assert_eq!(detail.route.route.state, RouteState::Queued);
+    assert_eq!(detail.turns.len(), 1);
+
+    // The generation fence: a commit from generation 0 wins once; again, it is stale
+    // and writes nothing (not its attempt, not its event).
+    let events_before = store.last_event_id().await.unwrap();
+    let started = Attempt {
+        id: AttemptId::new("alpha-a1"),
+        task_id: first.id.clone(),
+        seq: 0,
+        turn: 1,
+        generation: 1,
+        candidate_index: 0,
+        candidate_id: first.candidates[0].id.clone(),
+        provider_id: first.candidates[0].provider_id.clone(),
+        model: "m".into(),
+        ordinal: None,
+        max_tokens: 100,
+        probe: false,
+        started_at: at(11_000),
+        end: None,
+    };
+    let running = route(&first.id, RouteState::Running, 1);
+    let mut with_attempt = commit(running.clone());
+    with_attempt.start_attempt = Some(started.clone());
+    let event = store.commit(0, with_attempt.clone()).await.unwrap();
+    assert_eq!(event, events_before + 1);
+    match store.commit(0, with_attempt).await {
+        Err(StoreError::StaleGeneration { sent, current }) => {
+            assert_eq!((sent, current.route.generation), (0, 1));
+        }
+        other => panic!("expected a stale generation, got {other:?}"),
+    }
+    let detail = store.get_task(&first.id).await.unwrap();
+    assert_eq!(
+        detail.attempts.len(),
+        1,
+        "the stale commit wrote no attempt"
+    );
+    assert_eq!(detail.attempts[0].seq, 1);
+    assert_eq!(store.last_event_id().await.unwrap(), event, "nor an event");
+
+    // An attempt, once finished, never changes.
+    let end = |outcome| AttemptEnd {
+        finished_at: at(12_000),
+        outcome,
+        verdict: None,
+        decision: None,
+        evidence: None,
+    };
+    let mut finished = commit(route(&first.id, RouteState::Held, 2));
+    finished.finish_attempt = Some((started.id.clone(), end(AttemptOutcome::Cancelled)));
+    store.commit(1, finished).await.unwrap();
+    store
+        .finish_attempt(&started.id, &end(AttemptOutcome::Superseded))
+        .await
+        .unwrap();
+    let detail = store.get_task(&first.id).await.unwrap();
+    assert_eq!(
+        detail.attempts[0].end.as_ref().map(|end| end.outcome),
+        Some(AttemptOutcome::Cancelled)
+    );
+
+    // Unfinished tasks keep their profile and provider.
+    let profile_in_use = store.delete_profile(&profile_id).await.unwrap_err();
+    assert!(
+        matches!(profile_in_use, StoreError::InUse { .. }),
+        "{profile_in_use:?}"
+    );
+
+    // The same key again: the first task, nothing new.
+    let again = store
+        .create_task(TaskWrite {
+            task: Task {
+                id: TaskId::new("alpha-other"),
+                ..first.clone()
+            },
+            route: route(&TaskId::new("alpha-other"), RouteState::Queued, 0),
+            turn: detail.turns[0].clone(),
+            idempotency_key: Some("key-a".into()),
+            event_json: "{}".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.0.task.id.clone(), again.1),
+        (first.id.clone(), false)
+    );
+
+    // Deadlines: due ones, earliest first, and the next one.
+    let (_, waiting, _) = task(store, "beta", None).await;
+    let mut wait = route(&waiting.id, RouteState::RetryWait, 1);
+    wait.route.deadline_ms = Some(50_000);
+    store.commit(0, commit(wait)).await.unwrap();
+    assert_eq!(store.next_deadline().await.unwrap(), Some(50_000));
+    assert!(store.due_routes(49_999, 10).await.unwrap().is_empty());
+    assert_eq!(
+        store.due_routes(50_000, 10).await.unwrap(),
+        vec![(waiting.id.clone(), 1)]
+    );
+    let unfinished = store
+        .routes_in(&[RouteState::Queued, RouteState::RetryWait], 10, None)
+        .await
+        .unwrap();
+    assert!(unfinished.iter().any(|record| record.task_id == waiting.id));
+
+    // Circuits: open, extended only later, one probe at half-open, closed by a success.
+    let provider = ProviderId::new("beta-p");
+    let key = CircuitKey {
+        provider_id: provider.clone(),
+        model: Some("m".into()),
+    };
+    let mut opening = commit(route(&waiting.id, RouteState::WaitingForReset, 2));
+    opening.circuit = Some(CircuitChange::Open {
+        key: key.clone(),
+        code: SemanticCode::RateLimited,
+        until_ms: 60_000,
+    });
+    store.commit(1, opening).await.unwrap();
+    let circuits = store.circuits_over(&provider, "m").await.unwrap();
+    assert_eq!(circuits.len(), 1);
+    assert_eq!(circuits[0].until_ms, 60_000);
+    assert!(
+        !store.claim_probe(&key, &waiting.id, 59_999).await.unwrap(),
+        "not before half-open"
+    );
+    let mut queued = commit(route(&waiting.id, RouteState::Retrying, 3));
+    queued.route.route.deadline_ms = None;
+    store.commit(2, queued).await.unwrap();
+    assert!(store.claim_probe(&key, &waiting.id, 60_000).await.unwrap());
+    assert!(
+        !store.claim_probe(&key, &first.id, 60_000).await.unwrap(),
+        "one probe while the first is live"
+    );
+    store.release_probes().await.unwrap();
+    assert!(store.claim_probe(&key, &first.id, 60_000).await.unwrap());
+    let mut closing = commit(route(&waiting.id, RouteState::Completed, 4));
+    closing.circuit = Some(CircuitChange::Close {
+        provider_id: provider.clone(),
+        model: "m".into(),
+    });
+    store.commit(3, closing).await.unwrap();
+    assert!(
+        store
+            .circuits_over(&provider, "m")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Route events: after an id, and pruned to the newest.
+    let last = store.last_event_id().await.unwrap();
+    let (after, oldest) = store.events_after(last - 2, 10).await.unwrap();
+    assert_eq!(after.len(), 2);
+    assert!(oldest.is_some());
+    store.prune_events(1).await.unwrap();
+    let (kept, oldest) = store.events_after(0, 10).await.unwrap();
+    assert_eq!((kept.len(), oldest), (1, Some(last)));
+
+    // Listing: newest first, by state.
+    let held = store
+        .list_tasks(Some(RouteState::Held), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0].task.id, first.id);
+    assert_eq!(held[0].prompt, "hello");
+}
+
+/// Commits racing from one generation: exactly one wins, the rest are stale.
+pub async fn concurrent_commits_exactly_one_wins(store: &dyn Store) {
+    let (_, task, _) = task(store, "race", None).await;
+    let attempts = (0..8).map(|index| {
+        let mut record = route(&task.id, RouteState::Stopped, 1);
+        record.turn = index;
+        store.commit(0, commit(record))
+    });
+    let results = futures_util::future::join_all(attempts).await;
+    let won = results.iter().filter(|result| result.is_ok()).count();
+    let stale = results
+        .iter()
+        .filter(|result| matches!(result, Err(StoreError::StaleGeneration { .. })))
+        .count();
+    assert_eq!((won, stale), (1, 7), "{results:?}");
+    assert_eq!(store.get_route(&task.id).await.unwrap().route.generation, 1);
+}
