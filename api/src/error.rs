@@ -81,6 +81,12 @@ pub enum ApiError {
         /// What the parser said.
         message: String,
     },
+    /// 400: a request header the operation reads is not usable.
+    #[error("{message}")]
+    InvalidHeader {
+        /// Which header, and what it must be.
+        message: String,
+    },
     /// 400: a form post that is not a form.
     #[error("{message}")]
     MalformedForm {
@@ -212,6 +218,13 @@ impl ApiError {
         }
     }
 
+    /// The header `name` is not usable: it `must` be something else.
+    pub fn invalid_header(name: &str, must: &str) -> Self {
+        Self::InvalidHeader {
+            message: format!("The {name} header {must}."),
+        }
+    }
+
     /// The body is not declared as JSON.
     pub fn unsupported_media_type() -> Self {
         Self::UnsupportedMediaType {
@@ -293,7 +306,9 @@ impl ApiError {
             }
             Self::NotFound { .. } | Self::NoSuchRoute { .. } => 404,
             Self::StaleRevision { .. } | Self::InUse { .. } | Self::StaleGeneration { .. } => 409,
-            Self::MalformedJson { .. } | Self::MalformedForm { .. } => 400,
+            Self::MalformedJson { .. }
+            | Self::MalformedForm { .. }
+            | Self::InvalidHeader { .. } => 400,
             Self::UnsupportedMediaType { .. } => 415,
             Self::PayloadTooLarge { .. } => 413,
             Self::Forbidden { .. } => 403,
@@ -440,6 +455,11 @@ mod tests {
                 "no_enabled_candidate",
             ),
             (ApiError::malformed_json("eof"), 400, "malformed_json"),
+            (
+                ApiError::invalid_header("Idempotency-Key", "must be 1 to 200 characters"),
+                400,
+                "invalid_header",
+            ),
             (ApiError::unreadable_form("eof"), 400, "malformed_form"),
             (
                 ApiError::unsupported_media_type(),

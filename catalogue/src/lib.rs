@@ -54,7 +54,7 @@ pub use evidence::{Evidence, EvidenceError, Headers, Transport};
 pub use family::Family;
 pub use hints::{DropReason, DroppedHint, MAX_HINT_MS};
 pub use output::CatalogueClassification;
-pub use redact::{MAX_SAFE_CAUSE_CHARS, safe_cause};
+pub use redact::{MAX_SAFE_CAUSE_CHARS, redact_secrets, safe_cause};
 pub use stream::{ClassifyLinesError, LineCounts, classify_lines};
 pub use wall_clock::{time_zone, time_zone_names};
 

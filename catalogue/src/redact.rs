@@ -99,6 +99,20 @@ pub fn safe_cause(message: &str) -> String {
     safe_text(message, MAX_SAFE_CAUSE_CHARS)
 }
 
+/// `text` with every secret the catalogue recognises replaced by `[redacted]`, and
+/// otherwise as it is (no collapsing, no cut): for evidence kept on an attempt, so it
+/// can be classified again later without keeping what a provider echoed back.
+///
+/// ```
+/// let body = r#"{"error": {"message": "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz012345"}}"#;
+/// let kept = catalogue::redact_secrets(body);
+/// assert!(!kept.contains("abcdefghijklmnop"), "{kept}");
+/// assert!(kept.starts_with(r#"{"error": {"message": "Incorrect API key provided: "#));
+/// ```
+pub fn redact_secrets(text: &str) -> String {
+    redact(text).into_owned()
+}
+
 /// [`safe_cause`] with another length limit.
 pub(crate) fn safe_text(message: &str, max_chars: usize) -> String {
     let mut input = prefix(message, MAX_INPUT_BYTES);

@@ -501,6 +501,8 @@ pub fn transition(
             settle(&mut next, WaitingForReset);
             next.deadline_ms = Some(*until_ms);
             next.circuit_wait = true;
+            // The dispatch it delays is still the same retry: it keeps its ordinal.
+            next.retry_ordinal = route.retry_ordinal;
             vec![Persist, ArmDeadline, Publish]
         }
         (Completed, RouteEvent::NewTurn) => {
@@ -887,7 +889,8 @@ mod tests {
                         assert_eq!(got_effects.first(), Some(&Persist), "commit first");
                         assert!(
                             route.retry_ordinal.is_none()
-                                || matches!(route.state, RetryWait | Retrying | Running),
+                                || matches!(route.state, RetryWait | Retrying | Running)
+                                || route.circuit_wait,
                             "{state:?} {event:?}: a retry ordinal only while a retry is on"
                         );
                         let skipped = matches!(
@@ -1065,5 +1068,25 @@ mod tests {
             .unwrap()
             .route;
         assert!(!fired.circuit_wait);
+        // A retry held back by an open circuit is still that retry when it goes.
+        let retrying = Route {
+            state: Retrying,
+            retry_ordinal: Some(2),
+            ..route_in(Retrying)
+        };
+        let held_back = transition(
+            &retrying,
+            &RouteEvent::CircuitOpen {
+                until_ms: NOW + 9_000,
+            },
+            &context,
+        )
+        .unwrap()
+        .route;
+        assert_eq!(held_back.retry_ordinal, Some(2));
+        let goes = transition(&held_back, &RouteEvent::DeadlineReached, &context)
+            .unwrap()
+            .route;
+        assert_eq!((goes.state, goes.retry_ordinal), (Retrying, Some(2)));
     }
 }

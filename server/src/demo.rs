@@ -134,3 +134,83 @@ pub async fn seed(services: &Services) -> Result<bool, AppError> {
     tracing::info!("demo seeded: 4 profiles of simulated providers, one task each");
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use policy::{Class, SemanticCode};
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::engine::{Engine, EngineSettings, ProviderCaller};
+    use crate::secrets::FixedSecrets;
+    use crate::store::{SqliteStore, Store};
+
+    /// Each scenario fails first the way its name says: the script's evidence goes
+    /// through the real catalogue.
+    #[test]
+    fn each_scenario_fails_as_it_says() {
+        let expected = [
+            ("Demo: backoff", Some(SemanticCode::Overloaded), false),
+            ("Demo: reset wait", Some(SemanticCode::RateLimited), true),
+            ("Demo: skip", Some(SemanticCode::AuthFailed), false),
+            ("Demo: hold", None, false),
+        ];
+        let scenarios = scenarios();
+        assert_eq!(scenarios.len(), expected.len());
+        for (scenario, (profile, code, reset)) in scenarios.iter().zip(expected) {
+            assert_eq!(scenario.profile, profile);
+            let script = providers::parse_script(&scenario.candidates[0].3).unwrap();
+            let first = &scenario.candidates[0].3[0];
+            match code {
+                Some(code) => {
+                    let evidence = catalogue::Evidence::from_json_value(&first["error"]).unwrap();
+                    let verdict = catalogue::classify(&evidence, 1_000_000);
+                    assert_eq!(verdict.classification.code, code, "{profile}");
+                    assert_ne!(verdict.classification.code.class(), Class::Outside);
+                    assert_eq!(
+                        verdict.classification.reset_at_ms.is_some(),
+                        reset,
+                        "{profile}"
+                    );
+                }
+                // The hold: text streams before the error, whatever the error is.
+                None => assert!(first["partial"].is_string(), "{profile}"),
+            }
+            assert!(!script.is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn seeds_an_empty_database_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("demo.db").display());
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&url).await.unwrap());
+        let clock = Arc::new(ManualClock::at_millis(1_796_097_600_000));
+        // The engine is not started: the tasks stay queued.
+        let engine = Engine::new(
+            store.clone(),
+            clock.clone(),
+            Arc::new(ProviderCaller::new()),
+            EngineSettings::default(),
+        );
+        let services = Services {
+            store,
+            clock,
+            secrets: Arc::new(FixedSecrets::new([])),
+            key_envs: api::KeyEnvRules::default(),
+            engine,
+        };
+        assert!(seed(&services).await.unwrap());
+        assert!(!seed(&services).await.unwrap(), "not twice");
+        let tasks = services
+            .list_tasks(api::TaskQuery::default())
+            .await
+            .unwrap()
+            .tasks;
+        assert_eq!(tasks.len(), 4);
+        assert_eq!(services.list_profiles().await.unwrap().len(), 4);
+        assert_eq!(services.list_providers().await.unwrap().len(), 5);
+    }
+}

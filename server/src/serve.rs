@@ -56,8 +56,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         host_guard: HostGuard::new(&config.public_names),
     };
     tracing::info!("switchback listening on http://{local_addr}");
+    let stopping = engine.clone();
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            stopping.shut_down();
+        })
         .await
         .context("server error")?;
     store.close().await;

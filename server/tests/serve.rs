@@ -421,3 +421,33 @@ fn get_text(address: &str, path: &str) -> (u16, String) {
     let response = get(address, path);
     (response[9..12].parse().unwrap(), response)
 }
+
+/// A page watching live events does not keep the server from stopping.
+#[test]
+fn sigterm_stops_the_server_with_an_event_stream_open() {
+    let work_dir = tempfile::tempdir().unwrap();
+    let (address, mut child) = start_server(&work_dir.path().join("switchback.db"));
+    let mut stream = TcpStream::connect(&address).unwrap();
+    write!(
+        stream,
+        "GET /api/events HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let mut first = [0u8; 12];
+    stream.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(child.wait());
+    });
+    let exit = done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server stops with a stream open")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+}

@@ -37,12 +37,21 @@ impl Engine {
                 return;
             };
             let engine = self.clone();
-            tokio::spawn(async move {
-                if let Err(error) = engine.dispatch(&id).await {
-                    tracing::error!(task_id = %id, error = %crate::error::chain(&error), "dispatch failed");
+            let span = tracing::info_span!("route", task_id = %id);
+            tokio::spawn(
+                async move {
+                    let failed = engine.dispatch(&id).await.err();
+                    drop(permit);
+                    if let Some(error) = failed {
+                        // The route is still queued or retrying in the database: try
+                        // again shortly rather than leave it until a restart.
+                        tracing::error!(error = %crate::error::chain(&error), "dispatch failed; trying again in a second");
+                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                        engine.enqueue(id);
+                    }
                 }
-                drop(permit);
-            });
+                .instrument(span),
+            );
         }
     }
 
@@ -50,6 +59,9 @@ impl Engine {
     /// an attempt recorded as started, then the call. Anything else is left alone (a
     /// route handed over twice is dispatched once: the start is fenced).
     pub(super) async fn dispatch(&self, id: &TaskId) -> Result<(), StoreError> {
+        if self.is_stopping() {
+            return Ok(());
+        }
         let detail = self.inner.store.get_task(id).await?;
         let record = &detail.route;
         if !matches!(
@@ -76,6 +88,22 @@ impl Engine {
                 .section(open.code.class())
                 .copied()
                 .unwrap_or_else(policy::PolicySection::hard_default);
+            // What the route shows while it waits, or why it did not send.
+            let failure = Failure {
+                class: open.code.class(),
+                code: open.code,
+                catalogue: catalogue::CATALOGUE_VERSION.to_owned(),
+                safe_cause: format!(
+                    "The {} circuit is open until {}.",
+                    if open.key.model.is_some() {
+                        "model's"
+                    } else {
+                        "provider's"
+                    },
+                    api::Timestamp::from_millis(open.until_ms)
+                ),
+            };
+            let outcome = section.on_exhausted;
             match gate(
                 Some(open.until_ms),
                 &section,
@@ -83,24 +111,32 @@ impl Engine {
                 now_ms,
             ) {
                 Gate::Wait { until_ms } => {
-                    self.settle(
-                        &detail,
+                    self.apply(
+                        task,
+                        record,
                         RouteEvent::CircuitOpen { until_ms },
                         Changes::default(),
+                        |next| {
+                            next.failure = Some(failure);
+                            next.pending_outcome = Some(outcome);
+                        },
                     )
-                    .await?;
+                    .await
+                    .map_err(into_store_error)?;
                     return Ok(());
                 }
                 Gate::Exhausted => {
                     let has_next = task.next_enabled_after(record.route.candidate).is_some();
                     let decision = exhausted(&section, has_next);
-                    let outcome = section.on_exhausted;
                     self.apply(
                         task,
                         record,
                         RouteEvent::NotSent(decision),
                         Changes::default(),
-                        |next| next.pending_outcome = Some(outcome),
+                        |next| {
+                            next.failure = Some(failure);
+                            next.pending_outcome = Some(outcome);
+                        },
                     )
                     .await
                     .map_err(into_store_error)?;
@@ -124,6 +160,13 @@ impl Engine {
             }
             probe = true;
         }
+        // Read before the start is committed: a store that fails here leaves the
+        // route as it was, to be dispatched again.
+        let provider = match self.inner.store.get_provider(&candidate.provider_id).await {
+            Ok(provider) => Some(provider),
+            Err(StoreError::NotFound { .. }) => None,
+            Err(error) => return Err(error),
+        };
         let sending = self.prepare(&detail, probe);
         let attempt = sending.attempt.clone();
         let new_episode = record.route.new_episode;
@@ -148,7 +191,7 @@ impl Engine {
             return Ok(());
         };
         // Committed as started: now send, and remember how to cancel it.
-        self.send(detail.clone(), *started, sending).await;
+        self.send(detail.clone(), *started, sending, provider).await;
         Ok(())
     }
 
@@ -168,19 +211,20 @@ impl Engine {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .insert(id.clone());
         let now_ms = self.now().as_millis();
-        let still_probed = self
-            .inner
-            .store
-            .circuits_over(provider_id, model)
-            .await?
-            .iter()
-            .any(|circuit| {
-                circuit.until_ms <= now_ms
-                    && circuit
-                        .probe_task_id
-                        .as_ref()
-                        .is_some_and(|probe| probe != id)
-            });
+        // Still waiting only while another live route holds a half-open circuit's
+        // probe: a claim whose route stopped, or a circuit gone or reopened, frees it.
+        let mut still_probed = false;
+        for circuit in self.inner.store.circuits_over(provider_id, model).await? {
+            if circuit.until_ms <= now_ms
+                && !self
+                    .inner
+                    .store
+                    .claim_probe(&circuit.key, id, now_ms)
+                    .await?
+            {
+                still_probed = true;
+            }
+        }
         if !still_probed {
             let removed = self
                 .inner
@@ -249,19 +293,13 @@ impl Engine {
     }
 
     /// Send the call in its own task (so `stop` can cancel it), then evaluate its outcome.
-    async fn send(&self, detail: TaskDetail, started: RouteRecord, sending: Sending) {
-        let provider = match self
-            .inner
-            .store
-            .get_provider(&sending.attempt.provider_id)
-            .await
-        {
-            Ok(provider) => Some(provider),
-            Err(error) => {
-                tracing::warn!(task_id = %detail.task.id, error = %error, "provider not found");
-                None
-            }
-        };
+    async fn send(
+        &self,
+        detail: TaskDetail,
+        started: RouteRecord,
+        sending: Sending,
+        provider: Option<crate::domain::Provider>,
+    ) {
         let span = tracing::info_span!(
             "attempt",
             task_id = %detail.task.id,
@@ -301,6 +339,15 @@ impl Engine {
                     abort: call.abort_handle(),
                 },
             );
+        // A stop committed between the start and this registration found nothing to
+        // cancel: it is in the database now, so read the generation once more.
+        match self.inner.store.get_route(&detail.task.id).await {
+            Ok(current) if current.route.generation == started.route.generation => {}
+            Ok(_) => call.abort(),
+            Err(error) => {
+                tracing::warn!(error = %error, "reading the route after the start failed");
+            }
+        }
         let joined = call.await;
         {
             let mut in_flight = self
@@ -315,9 +362,20 @@ impl Engine {
                 in_flight.remove(&detail.task.id);
             }
         }
-        let Ok((outcome, elapsed)) = joined else {
+        let (outcome, elapsed) = match joined {
+            Ok(done) => done,
             // Cancelled by `stop`: its commit already finished the attempt.
-            return;
+            Err(error) if error.is_cancelled() => return,
+            // A bug in an adapter: whether the call reached the provider is unknown,
+            // so a person decides (the catalogue does not know this evidence).
+            Err(_) => (
+                CallOutcome::Failed {
+                    evidence: catalogue::Evidence::new("switchback")
+                        .with_body("the call failed inside Switchback (see its log)"),
+                    partial_output: String::new(),
+                },
+                std::time::Duration::ZERO,
+            ),
         };
         metrics::histogram!("switchback_provider_call_seconds", "kind" => kind)
             .record(elapsed.as_secs_f64());
@@ -373,6 +431,13 @@ impl Engine {
         });
         let applied = match outcome {
             CallOutcome::Answered { text, stop } => {
+                metrics::counter!(
+                    "switchback_attempts_total",
+                    "outcome" => "answered",
+                    "class" => "none",
+                    "code" => "none"
+                )
+                .increment(1);
                 let escalate = matches!(stop, StopReason::MaxTokens)
                     .then(|| {
                         candidate
@@ -449,7 +514,8 @@ impl Engine {
                 );
                 let class = classification.code.class();
                 metrics::counter!(
-                    "switchback_attempts_failed_total",
+                    "switchback_attempts_total",
+                    "outcome" => "failed",
                     "class" => class.as_str(),
                     "code" => classification.code.as_str()
                 )
@@ -572,13 +638,26 @@ fn into_store_error(rejection: Rejection) -> StoreError {
     }
 }
 
-/// Evidence as SPEC 2.1 JSON, for the attempt's record (never a key: adapters put
-/// none in it).
+/// Evidence as SPEC 2.1 JSON, for the attempt's record: what the adapter saw (it
+/// never puts the key in), less cookies and credentials, secrets redacted.
 pub(crate) fn evidence_json(evidence: &catalogue::Evidence) -> serde_json::Value {
+    // Cookies and credentials are never kept; every other value, and the body, with
+    // what looks like a secret redacted.
     let headers: serde_json::Map<String, serde_json::Value> = evidence
         .headers
         .iter()
-        .map(|(name, value)| (name.to_owned(), serde_json::Value::from(value)))
+        .filter(|(name, _)| {
+            !matches!(
+                *name,
+                "set-cookie" | "cookie" | "authorization" | "proxy-authorization" | "x-api-key"
+            )
+        })
+        .map(|(name, value)| {
+            (
+                name.to_owned(),
+                serde_json::Value::from(catalogue::redact_secrets(value)),
+            )
+        })
         .collect();
     let mut object = serde_json::Map::new();
     object.insert("provider".into(), evidence.provider.clone().into());
@@ -589,10 +668,10 @@ pub(crate) fn evidence_json(evidence: &catalogue::Evidence) -> serde_json::Value
         object.insert("headers".into(), headers.into());
     }
     if let Some(body) = &evidence.body {
-        object.insert("body".into(), body.clone().into());
+        object.insert("body".into(), catalogue::redact_secrets(body).into());
     }
     if let Some(output) = &evidence.output {
-        object.insert("output".into(), output.clone().into());
+        object.insert("output".into(), catalogue::redact_secrets(output).into());
     }
     if let Some(transport) = &evidence.transport {
         object.insert("transport".into(), transport.as_str().into());

@@ -99,6 +99,11 @@ struct Inner {
     /// they are handed to the dispatcher again when a probe finishes.
     parked: Mutex<HashSet<TaskId>>,
     permits: Arc<Semaphore>,
+    /// Held from a commit to its publication, so events go out in the order of their
+    /// ids (commits are one at a time anyway: SQLite has one writer).
+    publishing: tokio::sync::Mutex<()>,
+    /// Set once the server is stopping: no new attempt starts, event streams end.
+    stopping: tokio::sync::watch::Sender<bool>,
 }
 
 /// The route engine: cheap to clone.
@@ -136,6 +141,8 @@ impl Engine {
                 in_flight: Mutex::new(HashMap::new()),
                 parked: Mutex::new(HashSet::new()),
                 permits: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
+                publishing: tokio::sync::Mutex::new(()),
+                stopping: tokio::sync::watch::Sender::new(false),
             }),
         }
     }
@@ -154,6 +161,7 @@ impl Engine {
         if let Some(receiver) = receiver {
             tokio::spawn(self.clone().run_dispatcher(receiver));
             tokio::spawn(self.clone().run_scheduler());
+            tokio::spawn(self.clone().run_pruner());
         }
         Ok(touched)
     }
@@ -161,6 +169,25 @@ impl Engine {
     /// The live events of committed transitions.
     pub fn subscribe(&self) -> broadcast::Receiver<Published> {
         self.inner.events.subscribe()
+    }
+
+    /// The server is stopping: start no new attempt, and end the event streams (a
+    /// call in flight is cut when the process exits, and its route is held as
+    /// interrupted on the next start).
+    pub fn shut_down(&self) {
+        self.inner.stopping.send_replace(true);
+    }
+
+    /// Resolves once [`Engine::shut_down`] was called.
+    pub fn stopped(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let mut receiver = self.inner.stopping.subscribe();
+        async move {
+            let _ = receiver.wait_for(|stopping| *stopping).await;
+        }
+    }
+
+    pub(super) fn is_stopping(&self) -> bool {
+        *self.inner.stopping.borrow()
     }
 
     /// The store the engine writes.
@@ -176,13 +203,17 @@ impl Engine {
     /// Start a task (its snapshot, route and first turn are in `write`), or answer
     /// the first task of a repeated idempotency key (`false`).
     pub async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), AppError> {
-        let (detail, created) = self.inner.store.create_task(write).await?;
-        if created {
-            let id = self.inner.store.last_event_id().await?;
-            self.publish(id, &detail.task, &detail.route);
+        let publishing = self.inner.publishing.lock().await;
+        let (detail, event_id) = self.inner.store.create_task(write).await?;
+        if let Some(event_id) = event_id {
+            self.publish(event_id, &detail.task, &detail.route);
+        }
+        drop(publishing);
+        // A repeat hands a still-queued first task over again: dispatching is fenced.
+        if detail.route.route.state == RouteState::Queued {
             self.enqueue(detail.task.id.clone());
         }
-        Ok((detail, created))
+        Ok((detail, event_id.is_some()))
     }
 
     /// A follow-up turn on a completed task: queued on the candidate that served the
@@ -347,6 +378,7 @@ impl Engine {
             circuit: changes.circuit,
             event_json: event_json.clone(),
         };
+        let publishing = self.inner.publishing.lock().await;
         let event_id = match self
             .inner
             .store
@@ -381,6 +413,7 @@ impl Engine {
                 }
             }
         }
+        drop(publishing);
         Ok(Applied::Committed(Box::new(next)))
     }
 

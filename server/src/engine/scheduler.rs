@@ -17,23 +17,11 @@ const BATCH: u32 = 512;
 impl Engine {
     /// Fire due deadlines forever.
     pub(super) async fn run_scheduler(self) {
-        let mut pruned_at_ms = 0;
         loop {
             if let Err(error) = self.fire_due().await {
-                tracing::error!(error = %crate::error::chain(&error), "firing deadlines failed");
-            }
-            let now_ms = self.now().as_millis();
-            // Keep the event log bounded, once a minute.
-            if now_ms - pruned_at_ms >= 60_000 {
-                pruned_at_ms = now_ms;
-                if let Err(error) = self
-                    .inner
-                    .store
-                    .prune_events(self.inner.settings.events_kept)
-                    .await
-                {
-                    tracing::warn!(error = %error, "pruning route events failed");
-                }
+                // Do not spin on a failing database: the due routes stay due.
+                tracing::error!(error = %crate::error::chain(&error), "firing deadlines failed; trying again in a second");
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             }
             let next = match self.inner.store.next_deadline().await {
                 Ok(next) => next,
@@ -52,6 +40,23 @@ impl Engine {
                     }
                 }
                 None => self.inner.wake.notified().await,
+            }
+        }
+    }
+
+    /// Keep the route event log bounded, once a minute (of real time: it is upkeep,
+    /// not a deadline).
+    pub(super) async fn run_pruner(self) {
+        let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            every_minute.tick().await;
+            if let Err(error) = self
+                .inner
+                .store
+                .prune_events(self.inner.settings.events_kept)
+                .await
+            {
+                tracing::warn!(error = %error, "pruning route events failed");
             }
         }
     }

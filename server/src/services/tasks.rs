@@ -23,13 +23,18 @@ impl Services {
         idempotency_key: Option<String>,
     ) -> Result<(TaskView, bool), AppError> {
         let request = request.check(TaskRequest::check)?;
-        if let Some(key) = &idempotency_key
-            && (key.trim().is_empty() || key.chars().count() > IDEMPOTENCY_KEY_MAX_CHARS)
-        {
-            return Err(ApiError::malformed_json(format!(
-                "the Idempotency-Key header must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} characters"
-            ))
-            .into());
+        if let Some(key) = &idempotency_key {
+            if key.trim().is_empty() || key.chars().count() > IDEMPOTENCY_KEY_MAX_CHARS {
+                return Err(ApiError::invalid_header(
+                    "Idempotency-Key",
+                    &format!("must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} characters"),
+                )
+                .into());
+            }
+            // A repeat answers the first task, whatever became of its profile since.
+            if let Some(first) = self.store.task_by_idempotency_key(key).await? {
+                return Ok((task_view(&first), false));
+            }
         }
         let profile = match self.store.get_profile(&request.profile_id).await {
             Ok(profile) => profile,

@@ -161,10 +161,13 @@ pub trait ProfileStore: Send + Sync {
 /// generation it was computed from.
 #[async_trait]
 pub trait TaskStore: Send + Sync {
-    /// Insert a task with its snapshot, route, first turn and creation event. With an
-    /// idempotency key already used, nothing is written and the first task is
-    /// answered with `false`.
-    async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), StoreError>;
+    /// Insert a task with its snapshot, route, first turn and creation event, and
+    /// answer the event's id. With an idempotency key already used, nothing is
+    /// written and the first task is answered, without an event id.
+    async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, Option<i64>), StoreError>;
+
+    /// The task started with this idempotency key, if any.
+    async fn task_by_idempotency_key(&self, key: &str) -> Result<Option<TaskDetail>, StoreError>;
 
     /// One task with its route, attempts (oldest first) and turns.
     async fn get_task(&self, id: &TaskId) -> Result<TaskDetail, StoreError>;

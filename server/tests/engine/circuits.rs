@@ -84,6 +84,10 @@ async fn one_route_probes_a_half_open_circuit_and_the_rest_follow() {
         }
     }
     assert_eq!(probes, 2, "one probe per half-open");
+    assert!(
+        (1..=2).contains(&probe_tasks.len()),
+        "probes were made by routes of this circuit: {probe_tasks:?}"
+    );
 }
 
 #[tokio::test]
@@ -161,4 +165,40 @@ async fn retry_now_goes_through_an_open_circuit_as_its_probe() {
         h.view(&first.id).await.route.state,
         RouteState::WaitingForReset
     );
+}
+
+/// A retry held back by an open circuit is still that retry when it goes.
+#[tokio::test]
+async fn a_retry_delayed_by_a_circuit_keeps_its_ordinal() {
+    let h = Harness::new().await;
+    let mock = MockProvider::start().await;
+    let provider = h
+        .provider(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()}))
+        .await;
+    let profile = h.profile(&[(&provider, "m", defaults())]).await;
+    mock.push(MockResponse::Error {
+        status: 503,
+        headers: vec![],
+        body: r#"{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error"}}"#.into(),
+    });
+    let retried = h.task(&profile).await;
+    let waiting = h.wait(&retried.id, RouteState::RetryWait).await;
+    assert_eq!(waiting.retry_ordinal, Some(1));
+    mock.push(rate_limited(10));
+    let limiter = h.task(&profile).await;
+    h.wait(&limiter.id, RouteState::WaitingForReset).await;
+
+    // The retry comes due while the circuit is open: it waits for the circuit.
+    h.advance_ms(500);
+    let held_back = h.wait(&retried.id, RouteState::WaitingForReset).await;
+    assert!(held_back.circuit_wait);
+    assert_eq!(held_back.retry_ordinal, Some(1));
+    assert_eq!(mock.hits(), 2);
+
+    h.advance_ms(9_500);
+    h.wait(&retried.id, RouteState::Completed).await;
+    h.wait(&limiter.id, RouteState::Completed).await;
+    let view = h.view(&retried.id).await;
+    let ordinals: Vec<Option<u32>> = view.attempts.iter().map(|a| a.ordinal).collect();
+    assert_eq!(ordinals, [None, Some(1)]);
 }

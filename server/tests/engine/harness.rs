@@ -51,6 +51,16 @@ impl Harness {
 
     /// A started engine over the database at `url` (a restart, when it exists).
     pub async fn open(url: &str, now_ms: i64) -> Self {
+        Self::engine(url, now_ms, true).await
+    }
+
+    /// An engine over the database at `url` that is not started: what it is asked
+    /// is committed, and nothing is dispatched (a process that died before it could).
+    pub async fn unstarted(url: &str, now_ms: i64) -> Self {
+        Self::engine(url, now_ms, false).await
+    }
+
+    async fn engine(url: &str, now_ms: i64, start: bool) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(url).await.unwrap());
         let clock = Arc::new(ManualClock::at_millis(now_ms));
         let engine = Engine::new(
@@ -60,7 +70,9 @@ impl Harness {
             EngineSettings::default(),
         );
         let events = engine.subscribe();
-        engine.start().await.unwrap();
+        if start {
+            engine.start().await.unwrap();
+        }
         let services = Services {
             store,
             clock: clock.clone(),

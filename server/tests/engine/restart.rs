@@ -60,12 +60,13 @@ async fn an_attempt_in_flight_at_a_restart_is_held_as_interrupted() {
 }
 
 #[tokio::test]
-async fn queued_routes_are_dispatched_once_by_two_engines() {
-    let first = Harness::new().await;
+async fn queued_routes_are_dispatched_on_start_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("engine.db").display());
+    let first = Harness::unstarted(&url, T0).await;
     let provider = first.simulated("sim", json!([reply("ok")])).await;
     let profile = first.profile(&[(&provider, "m", defaults())]).await;
-    // Two engines on one file both find these routes queued (as a restart after a
-    // crash between commit and dispatch would): each is dispatched once.
+    // Committed and never dispatched, as a crash right after the commit leaves them.
     let mut ids = Vec::new();
     for _ in 0..5 {
         ids.push(first.task(&profile).await.id);

@@ -332,3 +332,34 @@ async fn a_profile_with_no_enabled_candidate_starts_nothing() {
             .is_empty()
     );
 }
+
+/// What a provider echoes back is kept on the attempt with its secrets redacted.
+#[tokio::test]
+async fn stored_evidence_keeps_no_secret() {
+    let h = Harness::new().await;
+    let echoed = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    let provider = h
+        .simulated(
+            "echo",
+            json!([{"error": {"provider": "openai", "status": 401,
+                "headers": {"set-cookie": "session=abc", "x-request-id": "req_1"},
+                "body": format!("{{\"error\":{{\"message\":\"Incorrect API key provided: {echoed}.\",\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}}}")}}]),
+        )
+        .await;
+    let profile = h.profile(&[(&provider, "m", defaults())]).await;
+    let task = h.task(&profile).await;
+    h.wait(&task.id, RouteState::Stopped).await;
+    let stored = h.services.store.get_task(&task.id).await.unwrap();
+    let evidence = stored.attempts[0]
+        .end
+        .as_ref()
+        .unwrap()
+        .evidence
+        .clone()
+        .unwrap();
+    let text = evidence.to_string();
+    assert!(!text.contains("abcdefghijklmnop"), "{text}");
+    assert!(!text.contains("session=abc"), "{text}");
+    assert_eq!(evidence["headers"]["x-request-id"], "req_1");
+    assert_eq!(evidence["status"], 401);
+}

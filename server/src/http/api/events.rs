@@ -69,7 +69,11 @@ pub async fn events(
             }
         }
     });
-    let stream = stream::iter(opening).chain(live).map(Ok);
+    // The stream ends when the server stops, so a graceful shutdown is not held open.
+    let stream = stream::iter(opening)
+        .chain(live)
+        .take_until(services.engine.stopped())
+        .map(Ok);
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 

@@ -30,9 +30,7 @@ pub async fn create_task(
         Some(value) => Some(
             value
                 .to_str()
-                .map_err(|_| {
-                    ApiError::malformed_json("the Idempotency-Key header must be visible ASCII")
-                })?
+                .map_err(|_| ApiError::invalid_header("Idempotency-Key", "must be visible ASCII"))?
                 .to_owned(),
         ),
         None => None,

@@ -71,7 +71,7 @@ async fn task(store: &dyn Store, name: &str, key: Option<&str>) -> (ProfileId, T
         candidates: profile.candidates.clone(),
         created_at: at(3_000),
     };
-    let (detail, created) = store
+    let (detail, event) = store
         .create_task(TaskWrite {
             task: task.clone(),
             route: route(&task.id, RouteState::Queued, 0),
@@ -89,7 +89,7 @@ async fn task(store: &dyn Store, name: &str, key: Option<&str>) -> (ProfileId, T
         })
         .await
         .unwrap();
-    (profile.id, detail.task, created)
+    (profile.id, detail.task, event.is_some())
 }
 
 pub(super) async fn tasks(store: &dyn Store) {
@@ -182,9 +182,19 @@ pub(super) async fn tasks(store: &dyn Store) {
         })
         .await
         .unwrap();
-    assert_eq!(
-        (again.0.task.id.clone(), again.1),
-        (first.id.clone(), false)
+    assert_eq!((again.0.task.id.clone(), again.1), (first.id.clone(), None));
+    let by_key = store
+        .task_by_idempotency_key("key-a")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(by_key.task.id, first.id);
+    assert!(
+        store
+            .task_by_idempotency_key("key-b")
+            .await
+            .unwrap()
+            .is_none()
     );
 
     // Deadlines: due ones, earliest first, and the next one.

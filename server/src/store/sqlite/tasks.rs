@@ -619,7 +619,22 @@ async fn change_circuit(
 
 #[async_trait]
 impl TaskStore for SqliteStore {
-    async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), StoreError> {
+    async fn task_by_idempotency_key(&self, key: &str) -> Result<Option<TaskDetail>, StoreError> {
+        let mut tx = self.read().await?;
+        let id: Option<String> =
+            sqlx::query_scalar("SELECT id FROM tasks WHERE idempotency_key = ?")
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let detail = match id {
+            Some(id) => Some(fetch_detail(&mut tx, &id).await?),
+            None => None,
+        };
+        tx.commit().await?;
+        Ok(detail)
+    }
+
+    async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, Option<i64>), StoreError> {
         let mut tx = self.write().await?;
         if let Some(key) = &write.idempotency_key {
             let first: Option<String> =
@@ -629,7 +644,7 @@ impl TaskStore for SqliteStore {
                     .await?;
             if let Some(first) = first {
                 let detail = fetch_detail(&mut tx, &first).await?;
-                return Ok((detail, false));
+                return Ok((detail, None));
             }
         }
         let task = &write.task;
@@ -683,7 +698,7 @@ impl TaskStore for SqliteStore {
         .execute(&mut *tx)
         .await?;
         insert_turn(&mut tx, &task.id, &write.turn).await?;
-        insert_event(
+        let event_id = insert_event(
             &mut tx,
             &task.id,
             &write.event_json,
@@ -692,7 +707,7 @@ impl TaskStore for SqliteStore {
         .await?;
         let detail = fetch_detail(&mut tx, task.id.as_str()).await?;
         tx.commit().await?;
-        Ok((detail, true))
+        Ok((detail, Some(event_id)))
     }
 
     async fn get_task(&self, id: &TaskId) -> Result<TaskDetail, StoreError> {
