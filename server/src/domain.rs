@@ -280,6 +280,19 @@ pub struct AttemptEnd {
     pub evidence: Option<serde_json::Value>,
 }
 
+impl AttemptEnd {
+    /// An end with nothing to evaluate: cancelled, interrupted, superseded.
+    pub fn bare(outcome: AttemptOutcome, finished_at: Timestamp) -> Self {
+        Self {
+            finished_at,
+            outcome,
+            verdict: None,
+            decision: None,
+            evidence: None,
+        }
+    }
+}
+
 /// One call to one candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
@@ -354,6 +367,21 @@ pub struct TaskDetail {
     pub attempts: Vec<Attempt>,
     /// Every turn, first first.
     pub turns: Vec<Turn>,
+}
+
+impl TaskDetail {
+    /// The attempt still in flight (at most one), ended as `outcome` at `now`.
+    pub fn end_unfinished(
+        &self,
+        outcome: AttemptOutcome,
+        now: Timestamp,
+    ) -> Option<(AttemptId, AttemptEnd)> {
+        self.attempts
+            .iter()
+            .rev()
+            .find(|attempt| attempt.end.is_none())
+            .map(|attempt| (attempt.id.clone(), AttemptEnd::bare(outcome, now)))
+    }
 }
 
 /// A task for a list: its route, and its first prompt.

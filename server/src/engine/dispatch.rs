@@ -104,46 +104,31 @@ impl Engine {
                 ),
             };
             let outcome = section.on_exhausted;
-            match gate(
+            let event = match gate(
                 Some(open.until_ms),
                 &section,
                 record.route.through_circuit,
                 now_ms,
             ) {
-                Gate::Wait { until_ms } => {
-                    self.apply(
-                        task,
-                        record,
-                        RouteEvent::CircuitOpen { until_ms },
-                        Changes::default(),
-                        |next| {
-                            next.failure = Some(failure);
-                            next.pending_outcome = Some(outcome);
-                        },
-                    )
-                    .await
-                    .map_err(into_store_error)?;
-                    return Ok(());
-                }
+                Gate::Wait { until_ms } => Some(RouteEvent::CircuitOpen { until_ms }),
                 Gate::Exhausted => {
                     let has_next = task.next_enabled_after(record.route.candidate).is_some();
-                    let decision = exhausted(&section, has_next);
-                    self.apply(
-                        task,
-                        record,
-                        RouteEvent::NotSent(decision),
-                        Changes::default(),
-                        |next| {
-                            next.failure = Some(failure);
-                            next.pending_outcome = Some(outcome);
-                        },
-                    )
+                    Some(RouteEvent::NotSent(exhausted(&section, has_next)))
+                }
+                // A person's retry now goes through, as the probe.
+                Gate::Send => None,
+            };
+            match event {
+                None => probe = true,
+                Some(event) => {
+                    self.apply(task, record, event, Changes::default(), |next| {
+                        next.failure = Some(failure);
+                        next.pending_outcome = Some(outcome);
+                    })
                     .await
                     .map_err(into_store_error)?;
                     return Ok(());
                 }
-                // A person's retry now goes through, as the probe.
-                Gate::Send => probe = true,
             }
         }
         // Half-open: exactly one route probes; the rest wait for its result.
@@ -418,13 +403,7 @@ impl Engine {
             candidate_id: candidate.id.clone(),
             model: candidate.model.clone(),
         };
-        let ended = |outcome: AttemptOutcome| AttemptEnd {
-            finished_at: now,
-            outcome,
-            verdict: None,
-            decision: None,
-            evidence: None,
-        };
+        let ended = |outcome: AttemptOutcome| AttemptEnd::bare(outcome, now);
         let close = Some(CircuitChange::Close {
             provider_id: candidate.provider_id.clone(),
             model: candidate.model.clone(),
@@ -599,13 +578,7 @@ impl Engine {
     /// An attempt whose route moved on: finish it, unevaluated, if nothing has (a
     /// stop already finished it as cancelled).
     async fn supersede(&self, attempt: &Attempt, now: api::Timestamp) -> Result<(), StoreError> {
-        let end = AttemptEnd {
-            finished_at: now,
-            outcome: AttemptOutcome::Superseded,
-            verdict: None,
-            decision: None,
-            evidence: None,
-        };
+        let end = AttemptEnd::bare(AttemptOutcome::Superseded, now);
         self.inner.store.finish_attempt(&attempt.id, &end).await?;
         if attempt.probe {
             self.unpark();

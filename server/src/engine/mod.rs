@@ -282,25 +282,7 @@ impl Engine {
         // Stopping a route in flight ends its attempt as cancelled, in the same commit.
         let finish_attempt = (action == ManualAction::Stop
             && detail.route.route.state == RouteState::Running)
-            .then(|| {
-                detail
-                    .attempts
-                    .iter()
-                    .rev()
-                    .find(|attempt| attempt.end.is_none())
-                    .map(|attempt| {
-                        (
-                            attempt.id.clone(),
-                            AttemptEnd {
-                                finished_at: now,
-                                outcome: AttemptOutcome::Cancelled,
-                                verdict: None,
-                                decision: None,
-                                evidence: None,
-                            },
-                        )
-                    })
-            })
+            .then(|| detail.end_unfinished(AttemptOutcome::Cancelled, now))
             .flatten();
         let applied = self
             .apply(

@@ -8,7 +8,7 @@ use api::{TaskId, Timestamp};
 use policy::route::{OnRestart, RouteEvent, RouteState, on_restart};
 
 use super::{Applied, Changes, Engine};
-use crate::domain::{AttemptEnd, AttemptOutcome};
+use crate::domain::AttemptOutcome;
 use crate::store::StoreError;
 
 /// Routes fired (or reconciled) per database round trip.
@@ -140,23 +140,7 @@ impl Engine {
                     OnRestart::Enqueue => self.enqueue(record.task_id.clone()),
                     OnRestart::Apply(RouteEvent::Interrupted) => {
                         let detail = self.inner.store.get_task(&record.task_id).await?;
-                        let dangling = detail
-                            .attempts
-                            .iter()
-                            .rev()
-                            .find(|attempt| attempt.end.is_none())
-                            .map(|attempt| {
-                                (
-                                    attempt.id.clone(),
-                                    AttemptEnd {
-                                        finished_at: now,
-                                        outcome: AttemptOutcome::Interrupted,
-                                        verdict: None,
-                                        decision: None,
-                                        evidence: None,
-                                    },
-                                )
-                            });
+                        let dangling = detail.end_unfinished(AttemptOutcome::Interrupted, now);
                         self.settle(
                             &detail,
                             RouteEvent::Interrupted,
