@@ -579,6 +579,12 @@ mod tests {
             base_url: "https://api.anthropic.com".into(),
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
             api_key_env_set: false,
+            timeouts: api::TimeoutsRequest {
+                connect_ms: 10_000,
+                first_byte_ms: 120_000,
+                idle_ms: 60_000,
+            },
+            script: None,
             revision: Revision::FIRST,
             created_at: api::Timestamp::from_millis(0),
             updated_at: api::Timestamp::from_millis(0),
