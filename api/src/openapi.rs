@@ -95,6 +95,25 @@ json_schema!(
 );
 
 json_schema!(
+    /// One step of a simulated provider's script (see the README's "Simulated providers").
+    SimulatedStepSchema,
+    "SimulatedStep",
+    {
+        let delay = json!({"type": "integer", "minimum": 0, "maximum": 600_000,
+            "description": "Milliseconds to wait before the outcome."});
+        let evidence = json!({"$ref": "#/components/schemas/EvidenceRequest"});
+        json!({"description": "What one call answers: a reply (optionally cut at max_tokens), an error (optionally after partial text), or a hang.",
+            "oneOf": [
+                {"type": "object", "additionalProperties": false, "required": ["reply"],
+                 "properties": {"reply": {"type": "string"}, "stop": {"type": "string", "enum": ["end", "max_tokens"]}, "delay_ms": delay}},
+                {"type": "object", "additionalProperties": false, "required": ["error"],
+                 "properties": {"error": evidence, "partial": {"type": "string"}, "delay_ms": delay}},
+                {"type": "object", "additionalProperties": false, "required": ["hang"],
+                 "properties": {"hang": {"type": "boolean", "enum": [true]}, "delay_ms": delay}}]})
+    }
+);
+
+json_schema!(
     /// A route's state (SPEC 5).
     RouteStateSchema,
     "RouteState",
@@ -224,8 +243,9 @@ named_schema!(
 );
 
 /// Every schema written by hand, by name.
-fn hand_written() -> [(&'static str, Value); 15] {
+fn hand_written() -> [(&'static str, Value); 16] {
     [
+        ("SimulatedStep", SimulatedStepSchema::json()),
         ("RouteState", RouteStateSchema::json()),
         ("ManualAction", ManualActionSchema::json()),
         ("RouteCause", RouteCauseSchema::json()),
@@ -308,6 +328,10 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
                 for field in &required {
                     properties[*field] = json!({"type": "string"});
                 }
+                // Only a simulated provider has a script.
+                if *kind != ProviderKind::Simulated {
+                    properties["script"] = json!({"type": "null"});
+                }
                 json!({"properties": properties, "required": required})
             })
             .collect();
@@ -317,6 +341,18 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
         json!({"description": description,
                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}}})
     };
+    // A repeat's key: visible ASCII (a header value), not blank, at most 200 characters.
+    if let Some(parameters) = document
+        .pointer_mut("/paths/~1api~1tasks/post/parameters")
+        .and_then(Value::as_array_mut)
+    {
+        for parameter in parameters {
+            if parameter["name"] == "Idempotency-Key" {
+                parameter["schema"] = json!({"type": "string", "minLength": 1, "maxLength": 200,
+                    "pattern": "^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$"});
+            }
+        }
+    }
     let Some(paths) = document["paths"].as_object_mut() else {
         return;
     };

@@ -74,7 +74,7 @@ pub struct ProviderRequest {
     /// A `simulated` provider's script of outcomes, one per call (see the
     /// README's "Simulated providers"); the server checks each step. Left out
     /// of an update, the stored script is kept.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<crate::openapi::SimulatedStepSchema>>))]
     pub script: Option<serde_json::Value>,
     /// The revision this update was made from; required by `PUT`, ignored by `POST`.
     #[validate(range(min = 1))]
@@ -413,7 +413,7 @@ pub struct ProviderView {
     pub timeouts: TimeoutsRequest,
     /// A simulated provider's script.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<crate::openapi::SimulatedStepSchema>>))]
     pub script: Option<serde_json::Value>,
     /// Send this back with an update.
     pub revision: Revision,

@@ -88,6 +88,7 @@ pub struct ActionRequest {
     pub action: ManualAction,
     /// The route's generation as the client saw it; another one is a 409.
     #[validate(range(min = 0))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub generation: i64,
 }
 
