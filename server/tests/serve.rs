@@ -24,32 +24,7 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
     let work_dir = tempfile::tempdir().unwrap();
     let database = work_dir.path().join("data").join("switchback.db");
     std::fs::create_dir_all(database.parent().unwrap()).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env(
-            "SWITCHBACK_DATABASE_URL",
-            format!("sqlite://{}", database.display()),
-        )
-        .env("NO_COLOR", "1")
-        .current_dir(work_dir.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (lines_tx, lines_rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    let address = loop {
-        let line = lines_rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("a listening line");
-        if let Some(url) = line.split("listening on http://").nth(1) {
-            break url.trim().to_string();
-        }
-    };
+    let (address, mut child, lines_rx) = start_server(&database);
 
     let health = get(&address, "/healthz");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
@@ -270,8 +245,11 @@ fn request(
     (status, json)
 }
 
-/// Start `switchback serve` on `database`; its address and the child.
-fn start_server(database: &std::path::Path) -> (String, std::process::Child) {
+/// Start `switchback serve` on `database`, in the database's (otherwise empty)
+/// directory: its address, the child, and the lines it logs.
+fn start_server(
+    database: &std::path::Path,
+) -> (String, std::process::Child, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
         .args(["serve", "--bind", "127.0.0.1:0"])
         .env(
@@ -279,6 +257,7 @@ fn start_server(database: &std::path::Path) -> (String, std::process::Child) {
             format!("sqlite://{}", database.display()),
         )
         .env("NO_COLOR", "1")
+        .current_dir(database.parent().unwrap())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -297,7 +276,7 @@ fn start_server(database: &std::path::Path) -> (String, std::process::Child) {
             break url.trim().to_string();
         }
     };
-    (address, child)
+    (address, child, lines_rx)
 }
 
 /// Poll a task until its route is in `state` (the engine acts at once; this only
@@ -322,7 +301,7 @@ fn a_killed_server_restarts_with_its_routes_reconciled() {
     use serde_json::json;
     let work_dir = tempfile::tempdir().unwrap();
     let database = work_dir.path().join("switchback.db");
-    let (address, mut child) = start_server(&database);
+    let (address, mut child, _) = start_server(&database);
 
     let (status, hanging) = request(
         &address,
@@ -376,7 +355,7 @@ fn a_killed_server_restarts_with_its_routes_reconciled() {
     assert!(status.success());
     let _ = child.wait();
 
-    let (address, mut child) = start_server(&database);
+    let (address, mut child, _) = start_server(&database);
     let (_, held) = request(&address, "GET", &format!("/api/tasks/{}", tasks[0]), None);
     assert_eq!(held["route"]["state"], "held", "{held}");
     assert_eq!(held["route"]["cause"], "interrupted");
@@ -426,7 +405,7 @@ fn get_text(address: &str, path: &str) -> (u16, String) {
 #[test]
 fn sigterm_stops_the_server_with_an_event_stream_open() {
     let work_dir = tempfile::tempdir().unwrap();
-    let (address, mut child) = start_server(&work_dir.path().join("switchback.db"));
+    let (address, mut child, _) = start_server(&work_dir.path().join("switchback.db"));
     let mut stream = TcpStream::connect(&address).unwrap();
     write!(
         stream,
