@@ -73,6 +73,9 @@ pub(crate) async fn call(
     .await
 }
 
+/// How long a finished answer's stream is read on the side for its end.
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Reads the event stream until the answer is complete or the call fails.
 async fn read_stream(
     response: reqwest::Response,
@@ -91,6 +94,12 @@ async fn read_stream(
             Ok(Some(Ok(event))) => match wire.read_event(&event, &mut progress) {
                 EventMeaning::Continue => continue,
                 EventMeaning::Finished => {
+                    // Read what is left (at most the end of the body) on the side, so
+                    // the connection goes back to the pool instead of being closed.
+                    tokio::spawn(async move {
+                        let drain = async { while events.next().await.is_some() {} };
+                        let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
+                    });
                     return CallOutcome::Answered {
                         text: progress.text,
                         stop: progress.stop.unwrap_or(StopReason::End),

@@ -21,6 +21,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use policy::route::RouteState;
 use serde_json::{Value, json};
 use server::clock::{Clock, SystemClock};
@@ -73,6 +74,15 @@ async fn start_mock() -> String {
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     format!("http://{address}")
+}
+
+/// What the lateness split reads of a route event.
+#[derive(serde::Deserialize)]
+struct Seen {
+    task_id: String,
+    state: RouteState,
+    deadline: Option<api::Timestamp>,
+    updated_at: api::Timestamp,
 }
 
 fn peak_rss_mb() -> f64 {
@@ -140,17 +150,26 @@ async fn load(tasks: usize) {
     let mut events = engine.subscribe();
     let started = Instant::now();
     let first_event = store.last_event_id().await.unwrap();
-    for index in 0..tasks {
-        services
-            .create_task(
-                Read::<TaskRequest>::from_json(
-                    &json!({"profile_id": profile.id, "prompt": format!("task {index}")}),
-                ),
-                None,
-            )
-            .await
-            .unwrap();
-    }
+    // Created by 64 clients at once, as through the API.
+    futures_util::stream::iter(0..tasks)
+        .map(|index| {
+            let services = &services;
+            let profile_id = &profile.id;
+            async move {
+                services
+                    .create_task(
+                        Read::<TaskRequest>::from_json(
+                            &json!({"profile_id": profile_id, "prompt": format!("task {index}")}),
+                        ),
+                        None,
+                    )
+                    .await
+                    .unwrap();
+            }
+        })
+        .buffer_unordered(64)
+        .collect::<()>()
+        .await;
     let created = started.elapsed();
     let mut completed = 0;
     while completed < tasks {
@@ -213,6 +232,31 @@ async fn load(tasks: usize) {
         }
     }
     lateness.sort_unstable();
+    // The scheduler's part: each retry's deadline to its firing (`retry_wait` to
+    // `retrying`), from the route events.
+    let mut firing = Vec::new();
+    let mut deadlines: HashMap<String, i64> = HashMap::new();
+    let mut after = first_event;
+    loop {
+        let (events, _) = store.events_after(after, 1_000).await.unwrap();
+        let Some(last) = events.last() else { break };
+        after = last.id;
+        for event in events {
+            let seen: Seen = serde_json::from_str(&event.data_json).unwrap();
+            match (seen.state, seen.deadline) {
+                (RouteState::RetryWait, Some(deadline)) => {
+                    deadlines.insert(seen.task_id, deadline.as_millis());
+                }
+                (RouteState::Retrying, _) => {
+                    if let Some(deadline) = deadlines.remove(&seen.task_id) {
+                        firing.push(seen.updated_at.as_millis() - deadline);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    firing.sort_unstable();
     println!(
         "load: {tasks} tasks created in {:.2} s, all completed in {:.2} s",
         created.as_secs_f64(),
@@ -228,6 +272,13 @@ async fn load(tasks: usize) {
         percentile(&lateness, 0.99),
         lateness.last().copied().unwrap_or(0),
         lateness.len()
+    );
+    println!(
+        "load: firing lateness (deadline to retrying committed) p50 {} ms, p99 {} ms, max {} ms over {} firings",
+        percentile(&firing, 0.50),
+        percentile(&firing, 0.99),
+        firing.last().copied().unwrap_or(0),
+        firing.len()
     );
     println!("load: peak RSS {:.0} MB", peak_rss_mb());
 }

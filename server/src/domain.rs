@@ -446,6 +446,59 @@ pub enum CircuitChange {
     },
 }
 
+/// What dispatching a route reads besides its task's snapshot: the route, the
+/// turns (the conversation to send) and how many calls each candidate made (the
+/// index of the next one, which a simulated script replays by).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// The route.
+    pub route: RouteRecord,
+    /// Every turn, first first.
+    pub turns: Vec<Turn>,
+    /// Attempts made so far, by candidate index.
+    pub calls: Vec<(usize, u32)>,
+}
+
+impl Progress {
+    /// How many attempts the candidate at `index` made.
+    pub fn calls_on(&self, index: usize) -> u32 {
+        self.calls
+            .iter()
+            .find(|(candidate, _)| *candidate == index)
+            .map_or(0, |(_, count)| *count)
+    }
+}
+
+/// What to do once a write is durable, with its event's id: run by the store after
+/// the commit, in commit order, before the writer hears of it (the engine publishes
+/// the route's live event here, so events go out in the order of their ids).
+#[derive(Clone, Default)]
+pub struct AfterCommit(Option<std::sync::Arc<dyn Fn(i64) + Send + Sync>>);
+
+impl AfterCommit {
+    /// Run `then` after the commit.
+    pub fn new(then: impl Fn(i64) + Send + Sync + 'static) -> Self {
+        Self(Some(std::sync::Arc::new(then)))
+    }
+
+    /// The write committed as event `event_id`.
+    pub fn run(&self, event_id: i64) {
+        if let Some(then) = &self.0 {
+            then(event_id);
+        }
+    }
+}
+
+impl std::fmt::Debug for AfterCommit {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(if self.0.is_some() {
+            "AfterCommit(..)"
+        } else {
+            "AfterCommit(nothing)"
+        })
+    }
+}
+
 /// A committed transition: the new route, and what else changes with it, in one
 /// transaction guarded by the route's old generation.
 #[derive(Debug, Clone)]
@@ -464,6 +517,8 @@ pub struct RouteCommit {
     pub circuit: Option<CircuitChange>,
     /// The live event's data (the route view), stored with its id.
     pub event_json: String,
+    /// Run once it is durable (publication).
+    pub after: AfterCommit,
 }
 
 /// A new task, its route `queued` on its first enabled candidate and its first turn.
@@ -479,6 +534,8 @@ pub struct TaskWrite {
     pub idempotency_key: Option<String>,
     /// The live event's data.
     pub event_json: String,
+    /// Run once it is durable (publication); not for a repeated idempotency key.
+    pub after: AfterCommit,
 }
 
 /// A route event as stored, for a client that reconnects.

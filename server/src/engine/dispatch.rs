@@ -12,10 +12,12 @@ use policy::{Classification, Effects, Episode, evaluate};
 use providers::{CallOutcome, CallRequest, Message, Role, StopReason};
 use tracing::Instrument;
 
-use super::{Applied, Changes, Engine, InFlight, Rejection};
+use super::{Applied, Changes, Engine, InFlight, Lane, Lanes, Rejection};
+use std::sync::Arc;
+
 use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, Failure, Producer, RouteRecord,
-    TaskDetail, Verdict,
+    Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, Failure, Producer, Progress,
+    RouteRecord, Task, Verdict,
 };
 use crate::services::new_id;
 use crate::store::StoreError;
@@ -27,27 +29,30 @@ struct Sending {
 }
 
 impl Engine {
-    /// Receive routes and dispatch each, with a bounded number of calls in flight.
-    pub(super) async fn run_dispatcher(
-        self,
-        mut receiver: tokio::sync::mpsc::UnboundedReceiver<api::TaskId>,
-    ) {
-        while let Some(id) = receiver.recv().await {
+    /// Receive routes and dispatch each, with a bounded number of calls in flight:
+    /// once a call may start, the due lane goes first.
+    pub(super) async fn run_dispatcher(self, mut lanes: Lanes) {
+        loop {
             let Ok(permit) = self.inner.permits.clone().acquire_owned().await else {
                 return;
+            };
+            let id = tokio::select! {
+                biased;
+                Some(id) = lanes.due.recv() => id,
+                Some(id) = lanes.fresh.recv() => id,
+                else => return,
             };
             let engine = self.clone();
             let span = tracing::info_span!("route", task_id = %id);
             tokio::spawn(
                 async move {
-                    let failed = engine.dispatch(&id).await.err();
-                    drop(permit);
+                    let failed = engine.dispatch(&id, permit).await.err();
                     if let Some(error) = failed {
                         // The route is still queued or retrying in the database: try
                         // again shortly rather than leave it until a restart.
                         tracing::error!(error = %crate::error::chain(&error), "dispatch failed; trying again in a second");
                         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                        engine.enqueue(id);
+                        engine.enqueue(id, Lane::Due);
                     }
                 }
                 .instrument(span),
@@ -58,19 +63,26 @@ impl Engine {
     /// Dispatch one route if it is `queued` or `retrying`: through its circuits, then
     /// an attempt recorded as started, then the call. Anything else is left alone (a
     /// route handed over twice is dispatched once: the start is fenced).
-    pub(super) async fn dispatch(&self, id: &TaskId) -> Result<(), StoreError> {
+    /// The permit is held until the call's outcome is written (or nothing is sent):
+    /// it bounds the routes between their start and their outcome, database work
+    /// included, so a due route waits for few others.
+    pub(super) async fn dispatch(
+        &self,
+        id: &TaskId,
+        permit: tokio::sync::OwnedSemaphorePermit,
+    ) -> Result<(), StoreError> {
         if self.is_stopping() {
             return Ok(());
         }
-        let detail = self.inner.store.get_task(id).await?;
-        let record = &detail.route;
+        let progress = self.inner.store.get_progress(id).await?;
+        let record = &progress.route;
         if !matches!(
             record.route.state,
             RouteState::Queued | RouteState::Retrying
         ) {
             return Ok(());
         }
-        let task = &detail.task;
+        let task = self.snapshot(id).await?;
         let Some(candidate) = task.candidates.get(record.route.candidate) else {
             return Ok(());
         };
@@ -121,7 +133,7 @@ impl Engine {
             match event {
                 None => probe = true,
                 Some(event) => {
-                    self.apply(task, record, event, Changes::default(), |next| {
+                    self.apply(&task, record, event, Changes::default(), |next| {
                         next.failure = Some(failure);
                         next.pending_outcome = Some(outcome);
                     })
@@ -152,12 +164,12 @@ impl Engine {
             Err(StoreError::NotFound { .. }) => None,
             Err(error) => return Err(error),
         };
-        let sending = self.prepare(&detail, probe);
+        let sending = self.prepare(&task, &progress, probe);
         let attempt = sending.attempt.clone();
         let new_episode = record.route.new_episode;
         let applied = self
             .apply(
-                task,
+                &task,
                 record,
                 RouteEvent::AttemptStarted,
                 Changes {
@@ -176,7 +188,8 @@ impl Engine {
             return Ok(());
         };
         // Committed as started: now send, and remember how to cancel it.
-        self.send(detail.clone(), *started, sending, provider).await;
+        self.send(task.clone(), *started, sending, provider, permit)
+            .await;
         Ok(())
     }
 
@@ -218,19 +231,19 @@ impl Engine {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .remove(id);
             if removed {
-                self.enqueue(id.clone());
+                self.enqueue(id.clone(), Lane::Due);
             }
         }
         Ok(())
     }
 
     /// The attempt and request for the route's current candidate.
-    fn prepare(&self, detail: &TaskDetail, probe: bool) -> Sending {
-        let record = &detail.route;
-        let candidate = &detail.task.candidates[record.route.candidate];
+    fn prepare(&self, task: &Task, progress: &Progress, probe: bool) -> Sending {
+        let record = &progress.route;
+        let candidate = &task.candidates[record.route.candidate];
         let max_tokens = record.max_tokens.unwrap_or(candidate.max_tokens);
         let mut messages = Vec::new();
-        for turn in &detail.turns {
+        for turn in &progress.turns {
             messages.push(Message {
                 role: Role::User,
                 content: turn.prompt.clone(),
@@ -245,14 +258,10 @@ impl Engine {
                 });
             }
         }
-        let call_index = detail
-            .attempts
-            .iter()
-            .filter(|attempt| attempt.candidate_index == record.route.candidate)
-            .count();
+        let call_index = progress.calls_on(record.route.candidate);
         let attempt = Attempt {
             id: AttemptId::new(new_id()),
-            task_id: detail.task.id.clone(),
+            task_id: task.id.clone(),
             seq: 0,
             turn: record.turn,
             generation: record.route.generation + 1,
@@ -272,7 +281,7 @@ impl Engine {
                 model: candidate.model.clone(),
                 max_tokens,
                 messages,
-                call_index: u32::try_from(call_index).unwrap_or(u32::MAX),
+                call_index,
             },
         }
     }
@@ -280,14 +289,15 @@ impl Engine {
     /// Send the call in its own task (so `stop` can cancel it), then evaluate its outcome.
     async fn send(
         &self,
-        detail: TaskDetail,
+        task: Arc<Task>,
         started: RouteRecord,
         sending: Sending,
         provider: Option<crate::domain::Provider>,
+        permit: tokio::sync::OwnedSemaphorePermit,
     ) {
         let span = tracing::info_span!(
             "attempt",
-            task_id = %detail.task.id,
+            task_id = %task.id,
             attempt_id = %sending.attempt.id,
             candidate = sending.attempt.candidate_index,
             model = %sending.attempt.model,
@@ -318,7 +328,7 @@ impl Engine {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .insert(
-                detail.task.id.clone(),
+                task.id.clone(),
                 InFlight {
                     generation: started.route.generation,
                     abort: call.abort_handle(),
@@ -326,7 +336,7 @@ impl Engine {
             );
         // A stop committed between the start and this registration found nothing to
         // cancel: it is in the database now, so read the generation once more.
-        match self.inner.store.get_route(&detail.task.id).await {
+        match self.inner.store.get_route(&task.id).await {
             Ok(current) if current.route.generation == started.route.generation => {}
             Ok(_) => call.abort(),
             Err(error) => {
@@ -341,10 +351,10 @@ impl Engine {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             if in_flight
-                .get(&detail.task.id)
+                .get(&task.id)
                 .is_some_and(|entry| entry.generation == started.route.generation)
             {
-                in_flight.remove(&detail.task.id);
+                in_flight.remove(&task.id);
             }
         }
         let (outcome, elapsed) = match joined {
@@ -366,9 +376,10 @@ impl Engine {
             .record(elapsed.as_secs_f64());
         let attempt = sending.attempt;
         let result = self
-            .finish(detail, started, attempt, outcome)
+            .finish(&task, started, attempt, outcome)
             .instrument(span)
             .await;
+        drop(permit);
         if let Err(error) = result {
             tracing::error!(error = %crate::error::chain(&error), "finishing an attempt failed");
         }
@@ -379,14 +390,14 @@ impl Engine {
     /// the evidence is dropped before evaluation and the attempt is marked superseded.
     async fn finish(
         &self,
-        detail: TaskDetail,
+        task: &Task,
         started: RouteRecord,
         attempt: Attempt,
         outcome: CallOutcome,
     ) -> Result<(), StoreError> {
         let now = self.now();
         let now_ms = now.as_millis();
-        let current = self.inner.store.get_route(&detail.task.id).await?;
+        let current = self.inner.store.get_route(&task.id).await?;
         if current.route.generation != started.route.generation {
             tracing::info!(
                 started = started.route.generation,
@@ -396,7 +407,6 @@ impl Engine {
             self.supersede(&attempt, now).await?;
             return Ok(());
         }
-        let task = &detail.task;
         let candidate = &task.candidates[started.route.candidate];
         let producer = Producer {
             candidate_index: started.route.candidate,
@@ -589,11 +599,12 @@ impl Engine {
     /// Apply an event that needs nothing beside the route.
     pub(super) async fn settle(
         &self,
-        detail: &TaskDetail,
+        task: &Task,
+        record: &RouteRecord,
         event: RouteEvent,
         changes: Changes,
     ) -> Result<Applied, StoreError> {
-        self.apply(&detail.task, &detail.route, event, changes, |_| {})
+        self.apply(task, record, event, changes, |_| {})
             .await
             .map_err(into_store_error)
     }

@@ -36,10 +36,14 @@ pub use caller::{Caller, ProviderCaller};
 
 use crate::clock::Clock;
 use crate::domain::{
-    AttemptEnd, AttemptOutcome, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
+    AfterCommit, AttemptEnd, AttemptOutcome, RouteCommit, RouteRecord, Task, TaskDetail,
+    TaskWrite, Turn,
 };
 use crate::error::AppError;
 use crate::store::{Store, StoreError};
+
+/// How many task snapshots are kept in memory.
+const SNAPSHOTS_KEPT: usize = 65_536;
 
 /// A committed transition, as published to live pages.
 #[derive(Debug, Clone)]
@@ -91,17 +95,17 @@ struct Inner {
     events: broadcast::Sender<Published>,
     /// Wakes the scheduler: a deadline was armed.
     wake: Notify,
-    /// Routes handed to the dispatcher.
-    queue: mpsc::UnboundedSender<TaskId>,
-    receiver: Mutex<Option<mpsc::UnboundedReceiver<TaskId>>>,
+    /// Routes handed to the dispatcher, by lane.
+    due: mpsc::UnboundedSender<TaskId>,
+    fresh: mpsc::UnboundedSender<TaskId>,
+    receivers: Mutex<Option<Lanes>>,
     in_flight: Mutex<HashMap<TaskId, InFlight>>,
     /// Routes that wait for a half-open circuit's probe, by nothing more than id:
     /// they are handed to the dispatcher again when a probe finishes.
     parked: Mutex<HashSet<TaskId>>,
     permits: Arc<Semaphore>,
-    /// Held from a commit to its publication, so events go out in the order of their
-    /// ids (commits are one at a time anyway: SQLite has one writer).
-    publishing: tokio::sync::Mutex<()>,
+    /// Task snapshots, which never change: read once, kept up to a bound.
+    snapshots: Mutex<HashMap<TaskId, Arc<Task>>>,
     /// Set once the server is stopping: no new attempt starts, event streams end.
     stopping: tokio::sync::watch::Sender<bool>,
 }
@@ -126,7 +130,8 @@ impl Engine {
         caller: Arc<dyn Caller>,
         settings: EngineSettings,
     ) -> Self {
-        let (queue, receiver) = mpsc::unbounded_channel();
+        let (due, due_receiver) = mpsc::unbounded_channel();
+        let (fresh, fresh_receiver) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(4_096);
         Self {
             inner: Arc::new(Inner {
@@ -136,12 +141,16 @@ impl Engine {
                 settings,
                 events,
                 wake: Notify::new(),
-                queue,
-                receiver: Mutex::new(Some(receiver)),
+                due,
+                fresh,
+                receivers: Mutex::new(Some(Lanes {
+                    due: due_receiver,
+                    fresh: fresh_receiver,
+                })),
                 in_flight: Mutex::new(HashMap::new()),
                 parked: Mutex::new(HashSet::new()),
                 permits: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
-                publishing: tokio::sync::Mutex::new(()),
+                snapshots: Mutex::new(HashMap::new()),
                 stopping: tokio::sync::watch::Sender::new(false),
             }),
         }
@@ -152,14 +161,14 @@ impl Engine {
     /// reconciliation is done, with how many routes it touched.
     pub async fn start(&self) -> Result<usize, StoreError> {
         let touched = self.reconcile().await?;
-        let receiver = self
+        let receivers = self
             .inner
-            .receiver
+            .receivers
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .take();
-        if let Some(receiver) = receiver {
-            tokio::spawn(self.clone().run_dispatcher(receiver));
+        if let Some(receivers) = receivers {
+            tokio::spawn(self.clone().run_dispatcher(receivers));
             tokio::spawn(self.clone().run_scheduler());
             tokio::spawn(self.clone().run_pruner());
         }
@@ -202,16 +211,13 @@ impl Engine {
 
     /// Start a task (its snapshot, route and first turn are in `write`), or answer
     /// the first task of a repeated idempotency key (`false`).
-    pub async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), AppError> {
-        let publishing = self.inner.publishing.lock().await;
+    pub async fn create_task(&self, mut write: TaskWrite) -> Result<(TaskDetail, bool), AppError> {
+        write.after = self.publisher(write.event_json.as_str().into());
         let (detail, event_id) = self.inner.store.create_task(write).await?;
-        if let Some(event_id) = event_id {
-            self.publish(event_id, &detail.task, &detail.route);
-        }
-        drop(publishing);
+        self.keep_snapshot(detail.task.clone());
         // A repeat hands a still-queued first task over again: dispatching is fenced.
         if detail.route.route.state == RouteState::Queued {
-            self.enqueue(detail.task.id.clone());
+            self.enqueue(detail.task.id.clone(), Lane::Fresh);
         }
         Ok((detail, event_id.is_some()))
     }
@@ -351,6 +357,7 @@ impl Engine {
         }
         let event_json = serde_json::to_string(&views::route_view(task, &next))
             .unwrap_or_else(|_| unreachable!("views serialize"));
+        let publishes = decided.effects.contains(&RouteEffect::Publish);
         let commit = RouteCommit {
             route: next.clone(),
             start_attempt: changes.start_attempt,
@@ -358,16 +365,22 @@ impl Engine {
             complete_turn: changes.complete_turn,
             new_turn: changes.new_turn,
             circuit: changes.circuit,
-            event_json: event_json.clone(),
+            after: if publishes {
+                self.publisher(event_json.as_str().into())
+            } else {
+                AfterCommit::default()
+            },
+            event_json,
         };
-        let publishing = self.inner.publishing.lock().await;
-        let event_id = match self
+        // Publication happens in the store, right after the commit and in commit
+        // order (`after`); the rest of the effects here, once the commit is known.
+        match self
             .inner
             .store
             .commit(record.route.generation, commit)
             .await
         {
-            Ok(id) => id,
+            Ok(_) => {}
             Err(StoreError::StaleGeneration { current, .. }) => {
                 tracing::debug!(task_id = %task.id, event = event.name(), "stale transition dropped");
                 return Ok(Applied::Stale(current));
@@ -383,35 +396,63 @@ impl Engine {
         // Committed: now act, in the machine's order.
         for effect in decided.effects {
             match effect {
-                RouteEffect::Persist | RouteEffect::Send => {}
+                // Written, and published by the store once written.
+                RouteEffect::Persist | RouteEffect::Send | RouteEffect::Publish => {}
                 RouteEffect::ArmDeadline => self.inner.wake.notify_one(),
-                RouteEffect::Enqueue => self.enqueue(task.id.clone()),
+                RouteEffect::Enqueue => self.enqueue(task.id.clone(), Lane::of(next.route.state)),
                 RouteEffect::CancelInFlight => self.cancel_in_flight(&task.id),
-                RouteEffect::Publish => {
-                    let _ = self.inner.events.send(Published {
-                        id: event_id,
-                        data: event_json.as_str().into(),
-                    });
-                }
             }
         }
-        drop(publishing);
         Ok(Applied::Committed(Box::new(next)))
     }
 
-    /// Tell live pages about a route written outside [`Engine::apply`] (creation).
-    fn publish(&self, id: i64, task: &Task, record: &RouteRecord) {
-        if let Ok(data) = serde_json::to_string(&views::route_view(task, record)) {
-            let _ = self.inner.events.send(Published {
-                id,
-                data: data.into(),
-            });
+    /// A task's snapshot, from memory when it was read (or written) before.
+    async fn snapshot(&self, id: &TaskId) -> Result<Arc<Task>, StoreError> {
+        let kept = self
+            .inner
+            .snapshots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(id)
+            .cloned();
+        match kept {
+            Some(task) => Ok(task),
+            None => Ok(self.keep_snapshot(self.inner.store.get_snapshot(id).await?)),
         }
     }
 
+    fn keep_snapshot(&self, task: Task) -> Arc<Task> {
+        let task = Arc::new(task);
+        let mut snapshots = self
+            .inner
+            .snapshots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Bounded: forgetting them all now and then costs a read each, never a result.
+        if snapshots.len() >= SNAPSHOTS_KEPT {
+            snapshots.clear();
+        }
+        snapshots.insert(task.id.clone(), task.clone());
+        task
+    }
+
+    /// What publishes a route's live event once its write is durable.
+    fn publisher(&self, data: Arc<str>) -> AfterCommit {
+        let events = self.inner.events.clone();
+        AfterCommit::new(move |id| {
+            let _ = events.send(Published {
+                id,
+                data: data.clone(),
+            });
+        })
+    }
+
     /// Hand a route to the dispatcher.
-    fn enqueue(&self, id: TaskId) {
-        let _ = self.inner.queue.send(id);
+    fn enqueue(&self, id: TaskId, lane: Lane) {
+        let _ = match lane {
+            Lane::Due => self.inner.due.send(id),
+            Lane::Fresh => self.inner.fresh.send(id),
+        };
     }
 
     /// Cancel the request in flight for a route, if there is one.
@@ -438,9 +479,36 @@ impl Engine {
             .drain()
             .collect();
         for id in parked {
-            self.enqueue(id);
+            self.enqueue(id, Lane::Due);
         }
     }
+}
+
+/// Which of the dispatcher's queues a route waits in. A route whose deadline came
+/// (or that was already on its way) goes before new work, so a backlog of new
+/// tasks does not make promised deadlines late.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    /// Retrying, parked, or dispatched before: first.
+    Due,
+    /// New tasks, new turns, the next candidate: after.
+    Fresh,
+}
+
+impl Lane {
+    fn of(state: RouteState) -> Self {
+        if state == RouteState::Retrying {
+            Self::Due
+        } else {
+            Self::Fresh
+        }
+    }
+}
+
+/// The dispatcher's receiving ends.
+struct Lanes {
+    due: mpsc::UnboundedReceiver<TaskId>,
+    fresh: mpsc::UnboundedReceiver<TaskId>,
 }
 
 /// What a transition writes besides the route.

@@ -5,14 +5,18 @@
 //! [`Clock`]: crate::clock::Clock
 
 use api::{TaskId, Timestamp};
+use futures_util::StreamExt;
 use policy::route::{OnRestart, RouteEvent, RouteState, on_restart};
 
-use super::{Applied, Changes, Engine};
+use super::{Applied, Changes, Engine, Lane};
 use crate::domain::AttemptOutcome;
 use crate::store::StoreError;
 
 /// Routes fired (or reconciled) per database round trip.
 const BATCH: u32 = 512;
+
+/// Due routes fired at once: their commits share the task writer's batches.
+const FIRING: usize = 128;
 
 impl Engine {
     /// Fire due deadlines forever.
@@ -71,10 +75,24 @@ impl Engine {
             let now_ms = self.now().as_millis();
             let due = self.inner.store.due_routes(now_ms, BATCH).await?;
             let count = due.len();
-            for (id, generation) in due {
-                if self.fire(&id, generation, now_ms).await? {
-                    fired += 1;
+            // Earliest first, many at once.
+            let mut firing = futures_util::stream::iter(due)
+                .map(|(id, generation)| async move { self.fire(&id, generation, now_ms).await })
+                .buffer_unordered(FIRING);
+            // Every started firing runs to its end, even after one fails: a commit
+            // sent to the writer is acted on.
+            let mut failed = None;
+            while let Some(outcome) = firing.next().await {
+                match outcome {
+                    Ok(true) => fired += 1,
+                    Ok(false) => {}
+                    Err(error) => {
+                        failed.get_or_insert(error);
+                    }
                 }
+            }
+            if let Some(error) = failed {
+                return Err(error);
             }
             if count < BATCH as usize {
                 return Ok(fired);
@@ -83,17 +101,18 @@ impl Engine {
     }
 
     async fn fire(&self, id: &TaskId, generation: i64, now_ms: i64) -> Result<bool, StoreError> {
-        let detail = match self.inner.store.get_task(id).await {
-            Ok(detail) => detail,
+        let record = match self.inner.store.get_route(id).await {
+            Ok(record) => record,
             Err(StoreError::NotFound { .. }) => return Ok(false),
             Err(error) => return Err(error),
         };
-        if detail.route.route.generation != generation {
+        if record.route.generation != generation {
             return Ok(false);
         }
-        let deadline_ms = detail.route.route.deadline_ms.unwrap_or(now_ms);
+        let task = self.snapshot(id).await?;
+        let deadline_ms = record.route.deadline_ms.unwrap_or(now_ms);
         let applied = self
-            .settle(&detail, RouteEvent::DeadlineReached, Changes::default())
+            .settle(&task, &record, RouteEvent::DeadlineReached, Changes::default())
             .await?;
         let fired = matches!(applied, Applied::Committed(_));
         if fired {
@@ -137,12 +156,15 @@ impl Engine {
             for record in routes {
                 touched += 1;
                 match on_restart(&record.route, now.as_millis()) {
-                    OnRestart::Enqueue => self.enqueue(record.task_id.clone()),
+                    OnRestart::Enqueue => {
+                        self.enqueue(record.task_id.clone(), Lane::of(record.route.state));
+                    }
                     OnRestart::Apply(RouteEvent::Interrupted) => {
                         let detail = self.inner.store.get_task(&record.task_id).await?;
                         let dangling = detail.end_unfinished(AttemptOutcome::Interrupted, now);
                         self.settle(
-                            &detail,
+                            &detail.task,
+                            &detail.route,
                             RouteEvent::Interrupted,
                             Changes {
                                 finish_attempt: dangling,

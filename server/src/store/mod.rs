@@ -18,8 +18,8 @@ use async_trait::async_trait;
 use policy::route::RouteState;
 
 use crate::domain::{
-    AttemptEnd, Circuit, CircuitKey, Profile, ProfileWrite, Provider, ProviderWrite, RouteCommit,
-    RouteRecord, StoredEvent, TaskDetail, TaskListing, TaskWrite,
+    AttemptEnd, Circuit, CircuitKey, Profile, ProfileWrite, Progress, Provider, ProviderWrite,
+    RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 
 pub use sqlite::SqliteStore;
@@ -105,6 +105,13 @@ pub enum StoreError {
     /// The database failed.
     #[error("database error")]
     Database(#[from] sqlx::Error),
+    /// The database failed under the task writer.
+    #[error("database error")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A batch of the task writer could not be written (every write in it failed
+    /// with it), or the writer has stopped.
+    #[error("database write failed: {0}")]
+    Write(String),
 }
 
 /// The providers.
@@ -174,6 +181,13 @@ pub trait TaskStore: Send + Sync {
 
     /// One route.
     async fn get_route(&self, id: &TaskId) -> Result<RouteRecord, StoreError>;
+
+    /// One task's snapshot (it never changes).
+    async fn get_snapshot(&self, id: &TaskId) -> Result<Task, StoreError>;
+
+    /// What dispatching a route reads: the route, its turns and its calls by
+    /// candidate, as of one moment.
+    async fn get_progress(&self, id: &TaskId) -> Result<Progress, StoreError>;
 
     /// Tasks newest first, after `cursor`, optionally in one state.
     async fn list_tasks(

@@ -201,14 +201,22 @@ async fn an_action_racing_a_firing_deadline_has_one_winner() {
                 assert!(fired <= 1, "fired once at most here");
             }
         }
-        // Let the route come to rest before the next round.
-        let _ = h
-            .act(
-                &task.id,
-                ManualAction::Stop,
-                h.view(&task.id).await.route.generation.get(),
-            )
-            .await;
+        // Stop the route before the next round (it may still be moving: a stop on a
+        // generation it just left is refused, so try again on the one it is at).
+        let mut stopped = false;
+        for _ in 0..100 {
+            let route = h.view(&task.id).await.route;
+            if route.state == RouteState::Stopped
+                || h.act(&task.id, ManualAction::Stop, route.generation.get())
+                    .await
+                    .is_ok()
+            {
+                stopped = true;
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(stopped, "the route could be stopped");
     }
     assert_eq!(action_won + deadline_won, 12, "every round has one winner");
 }

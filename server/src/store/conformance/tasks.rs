@@ -8,7 +8,7 @@ use policy::{Episode, SemanticCode};
 
 use super::{at, candidate, provider_write};
 use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, IdOrigin, ProfileWrite,
+    AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, IdOrigin, Producer, ProfileWrite,
     RouteCommit, RouteRecord, Task, TaskWrite, Turn,
 };
 use crate::store::{Store, StoreError};
@@ -34,6 +34,7 @@ fn route(task_id: &TaskId, state: RouteState, generation: i64) -> RouteRecord {
 fn commit(record: RouteRecord) -> RouteCommit {
     RouteCommit {
         event_json: format!(r#"{{"generation": {}}}"#, record.route.generation),
+        after: AfterCommit::default(),
         route: record,
         start_attempt: None,
         finish_attempt: None,
@@ -86,6 +87,7 @@ async fn task(store: &dyn Store, name: &str, key: Option<&str>) -> (ProfileId, T
             },
             idempotency_key: key.map(str::to_owned),
             event_json: "{}".into(),
+            after: AfterCommit::default(),
         })
         .await
         .unwrap();
@@ -161,6 +163,42 @@ pub(super) async fn tasks(store: &dyn Store) {
         Some(AttemptOutcome::Cancelled)
     );
 
+    // An answered turn and a new one; what dispatching reads agrees with the task.
+    let mut answered = commit(route(&first.id, RouteState::Completed, 3));
+    answered.complete_turn = Some((
+        1,
+        "an \"answer\"\nover lines".into(),
+        true,
+        Producer {
+            candidate_index: 0,
+            candidate_id: first.candidates[0].id.clone(),
+            model: "m".into(),
+        },
+    ));
+    store.commit(2, answered).await.unwrap();
+    let mut asked = commit(route(&first.id, RouteState::Queued, 4));
+    asked.new_turn = Some(Turn {
+        number: 2,
+        prompt: "and then? ünïcödé".into(),
+        answer: None,
+        truncated: false,
+        producer: None,
+        created_at: at(13_000),
+        completed_at: None,
+    });
+    store.commit(3, asked).await.unwrap();
+    let detail = store.get_task(&first.id).await.unwrap();
+    assert_eq!(detail.turns.len(), 2);
+    assert!(detail.turns[0].truncated);
+    let progress = store.get_progress(&first.id).await.unwrap();
+    assert_eq!(progress.route, detail.route);
+    assert_eq!(progress.turns, detail.turns);
+    assert_eq!((progress.calls_on(0), progress.calls_on(1)), (1, 0));
+    assert_eq!(store.get_snapshot(&first.id).await.unwrap(), detail.task);
+    let mut held_again = commit(route(&first.id, RouteState::Held, 5));
+    held_again.route.turn = 2;
+    store.commit(4, held_again).await.unwrap();
+
     // Unfinished tasks keep their profile and provider.
     let profile_in_use = store.delete_profile(&profile_id).await.unwrap_err();
     assert!(
@@ -179,6 +217,7 @@ pub(super) async fn tasks(store: &dyn Store) {
             turn: detail.turns[0].clone(),
             idempotency_key: Some("key-a".into()),
             event_json: "{}".into(),
+            after: AfterCommit::default(),
         })
         .await
         .unwrap();
@@ -293,4 +332,91 @@ pub async fn concurrent_commits_exactly_one_wins(store: &dyn Store) {
         .count();
     assert_eq!((won, stale), (1, 7), "{results:?}");
     assert_eq!(store.get_route(&task.id).await.unwrap().route.generation, 1);
+}
+
+/// Many routes committing at once (the writer batches them): each runs its
+/// `after` once durable, in the order of the event ids; a stale commit and a
+/// failing one write nothing and run nothing, and take nothing else with them.
+pub async fn concurrent_commits_keep_their_order(store: &dyn Store) {
+    let mut tasks = Vec::new();
+    for index in 0..24 {
+        tasks.push(task(store, &format!("order{index}"), None).await.1);
+    }
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let hook = |tag: i64| {
+        let seen = seen.clone();
+        AfterCommit::new(move |id| seen.lock().unwrap().push((tag, id)))
+    };
+    let attempt = |task: &Task, id: &str| Attempt {
+        id: AttemptId::new(id),
+        task_id: task.id.clone(),
+        seq: 0,
+        turn: 1,
+        generation: 1,
+        candidate_index: 0,
+        candidate_id: task.candidates[0].id.clone(),
+        provider_id: task.candidates[0].provider_id.clone(),
+        model: "m".into(),
+        ordinal: None,
+        max_tokens: 100,
+        probe: false,
+        started_at: at(11_000),
+        end: None,
+    };
+    let mut commits = Vec::new();
+    for (index, task) in tasks.iter().enumerate() {
+        let mut running = commit(route(&task.id, RouteState::Running, 1));
+        // The last two start attempts with one id: exactly one of them can be written.
+        let attempt_id = if index >= 22 {
+            "shared-attempt".to_owned()
+        } else {
+            format!("order-attempt-{index}")
+        };
+        running.start_attempt = Some(attempt(task, &attempt_id));
+        running.after = hook(i64::try_from(index).unwrap());
+        commits.push((0, running));
+    }
+    // From a generation the route never had: stale.
+    let mut stale = commit(route(&tasks[0].id, RouteState::Stopped, 6));
+    stale.after = hook(-1);
+    commits.push((5, stale));
+    let results = futures_util::future::join_all(
+        commits
+            .into_iter()
+            .map(|(expected, commit)| store.commit(expected, commit)),
+    )
+    .await;
+
+    let seen = seen.lock().unwrap().clone();
+    let ids: Vec<i64> = seen.iter().map(|(_, id)| *id).collect();
+    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "in id order: {seen:?}");
+    assert!(seen.iter().all(|(tag, _)| *tag >= 0), "the stale commit ran nothing: {seen:?}");
+    assert!(
+        matches!(results[24], Err(StoreError::StaleGeneration { .. })),
+        "{:?}",
+        results[24]
+    );
+    for (index, result) in results[..22].iter().enumerate() {
+        let id = *result.as_ref().unwrap();
+        assert!(seen.contains(&(i64::try_from(index).unwrap(), id)), "{index} ran with {id}");
+    }
+    let shared: Vec<_> = results[22..24].iter().collect();
+    assert_eq!(
+        shared.iter().filter(|result| result.is_ok()).count(),
+        1,
+        "one attempt id, one write: {shared:?}"
+    );
+    for (offset, result) in shared.iter().enumerate() {
+        let route = store.get_route(&tasks[22 + offset].id).await.unwrap();
+        if result.is_ok() {
+            assert_eq!(route.route.generation, 1);
+        } else {
+            assert_eq!(route.route.generation, 0, "the failed commit left its route");
+            assert!(
+                store.get_task(&tasks[22 + offset].id).await.unwrap().attempts.is_empty(),
+                "and wrote no attempt"
+            );
+        }
+    }
+    assert_eq!(seen.len(), 23, "22 + the one shared write: {seen:?}");
 }

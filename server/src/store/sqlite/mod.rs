@@ -9,6 +9,7 @@
 mod profiles;
 mod providers;
 mod tasks;
+mod writer;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -25,14 +26,44 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
 /// The SQLite store handle: cheap to clone.
 ///
-/// Reads share a pool of connections; writes go through a pool of one. SQLite
-/// lets one writer in at a time anyway: queueing writers here, in order and
-/// without polling, is far faster than letting them meet `SQLITE_BUSY` and back
-/// off inside its busy handler.
+/// Reads share a pool of connections. Tasks, routes and everything a transition
+/// writes go through the task writer (a thread writing in batches, see
+/// [`writer`]); profiles and providers through a pool of one. The two take turns
+/// through one gate: SQLite lets one writer in at a time anyway, and queueing
+/// writers here, in order and without polling, is far faster than letting them
+/// meet `SQLITE_BUSY` and back off inside its busy handler.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: SqlitePool,
+    tasks: writer::TaskWriter,
+    gate: writer::Gate,
+}
+
+/// A write transaction of the sqlx writer, holding the gate until it ends.
+struct WriteTx {
+    tx: Transaction<'static, Sqlite>,
+    _gate: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl WriteTx {
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        &self.tx
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.tx
+    }
 }
 
 impl SqliteStore {
@@ -66,13 +97,27 @@ impl SqliteStore {
         };
         let writer = open(1, options.clone()).await?;
         MIGRATOR.run(&writer).await?;
+        let gate = writer::Gate::default();
+        let tasks = writer::TaskWriter::start(options.get_filename(), gate.clone())
+            .map_err(|error| StoreError::Write(format!("cannot open {url:?} to write: {error}")))?;
         let pool = open(8, options).await?;
-        Ok(Self { pool, writer })
+        Ok(Self {
+            pool,
+            writer,
+            tasks,
+            gate,
+        })
     }
 
-    /// A write transaction that holds the write lock from its first statement.
-    async fn write(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+    /// A write transaction that holds the write lock from its first statement
+    /// (and the gate, so the task writer waits for it rather than SQLite's busy
+    /// handler).
+    async fn write(&self) -> Result<WriteTx, StoreError> {
+        let gate = self.gate.clone().lock_owned().await;
+        Ok(WriteTx {
+            tx: self.writer.begin_with("BEGIN IMMEDIATE").await?,
+            _gate: gate,
+        })
     }
 
     /// A read transaction: every statement in it sees the same state.
@@ -189,6 +234,7 @@ impl Store for SqliteStore {
     }
 
     async fn close(&self) {
+        self.tasks.close().await;
         self.pool.close().await;
         self.writer.close().await;
     }
@@ -265,6 +311,12 @@ mod tests {
     async fn concurrent_commits_exactly_one_wins() {
         let (_dir, _url, store) = open_temp().await;
         conformance::concurrent_commits_exactly_one_wins(&store).await;
+    }
+
+    #[tokio::test]
+    async fn concurrent_commits_keep_their_order() {
+        let (_dir, _url, store) = open_temp().await;
+        conformance::concurrent_commits_keep_their_order(&store).await;
     }
 
     #[tokio::test]

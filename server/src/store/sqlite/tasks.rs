@@ -1,9 +1,11 @@
 //! Tasks, routes, attempts, turns, shared circuits and route events in SQLite.
 //!
-//! Every route write is [`TaskStore::commit`]: one `BEGIN IMMEDIATE` transaction
-//! whose first statement is the route's UPDATE guarded by the generation it was
-//! computed from (`WHERE task_id = ? AND generation = ?`). Zero rows is a typed
-//! `StaleGeneration` carrying the route as it is now, and nothing else is written.
+//! Reads go through the sqlx pool; every write goes through the task writer
+//! ([`writer`]). Every route write is [`TaskStore::commit`]: one savepoint in the
+//! writer's batch, whose first statement is the route's UPDATE guarded by the
+//! generation it was computed from (`WHERE task_id = ? AND generation = ?`). Zero
+//! rows is a typed `StaleGeneration` carrying the route as it is now, and nothing
+//! else is written.
 
 use api::{AttemptId, CandidateId, ProfileId, ProviderId, TaskCursor, TaskId, Timestamp};
 use async_trait::async_trait;
@@ -11,9 +13,9 @@ use policy::route::{Route, RouteCause, RouteState};
 use policy::{Decision, Episode};
 use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
 
-use super::{SqliteStore, is_unique_violation, parse_enum};
+use super::{SqliteStore, parse_enum, writer};
 use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitChange, CircuitKey, Failure,
+    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, Progress,
     Producer, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
     Turn, Verdict,
 };
@@ -33,7 +35,7 @@ fn to_u32(what: &'static str, value: i64) -> Result<u32, StoreError> {
     })
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| unreachable!("domain values serialize"))
 }
 
@@ -104,6 +106,7 @@ macro_rules! route_columns {
          through_circuit, new_episode, episode_json, turn, escalations, max_tokens, updated_at_ms"
     };
 }
+pub(super) use route_columns;
 
 impl RouteRow {
     fn into_domain(self) -> Result<RouteRecord, StoreError> {
@@ -294,6 +297,65 @@ impl TurnRow {
     }
 }
 
+/// A turn as `json_array` gives it, in `TurnRow`'s order.
+type TurnTuple = (
+    i64,
+    String,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    i64,
+    Option<i64>,
+);
+
+#[derive(FromRow)]
+struct ProgressRow {
+    #[sqlx(flatten)]
+    route: RouteRow,
+    turns_json: String,
+    calls_json: String,
+}
+
+impl ProgressRow {
+    fn into_domain(self) -> Result<Progress, StoreError> {
+        let turns: Vec<TurnTuple> =
+            serde_json::from_str(&self.turns_json).map_err(corrupt("turns"))?;
+        let calls: Vec<(i64, i64)> =
+            serde_json::from_str(&self.calls_json).map_err(corrupt("calls"))?;
+        Ok(Progress {
+            route: self.route.into_domain()?,
+            turns: turns
+                .into_iter()
+                .map(|turn| {
+                    TurnRow {
+                        number: turn.0,
+                        prompt: turn.1,
+                        answer: turn.2,
+                        truncated: turn.3 != 0,
+                        candidate_index: turn.4,
+                        candidate_id: turn.5,
+                        model: turn.6,
+                        created_at_ms: turn.7,
+                        completed_at_ms: turn.8,
+                    }
+                    .into_domain()
+                })
+                .collect::<Result<_, _>>()?,
+            calls: calls
+                .into_iter()
+                .map(|(index, count)| {
+                    Ok((
+                        usize::try_from(index).unwrap_or(usize::MAX),
+                        to_u32("attempt count", count)?,
+                    ))
+                })
+                .collect::<Result<_, StoreError>>()?,
+        })
+    }
+}
+
 #[derive(FromRow)]
 struct CircuitRow {
     provider_id: String,
@@ -418,13 +480,7 @@ async fn fetch_detail(conn: &mut SqliteConnection, id: &str) -> Result<TaskDetai
     .bind(id)
     .fetch_all(&mut *conn)
     .await?;
-    let turns: Vec<TurnRow> = sqlx::query_as(
-        "SELECT number, prompt, answer, truncated, candidate_index, candidate_id, model, \
-         created_at_ms, completed_at_ms FROM turns WHERE task_id = ? ORDER BY number",
-    )
-    .bind(id)
-    .fetch_all(&mut *conn)
-    .await?;
+    let turns = fetch_turns(conn, id).await?;
     Ok(TaskDetail {
         task,
         route,
@@ -432,189 +488,19 @@ async fn fetch_detail(conn: &mut SqliteConnection, id: &str) -> Result<TaskDetai
             .into_iter()
             .map(AttemptRow::into_domain)
             .collect::<Result<_, _>>()?,
-        turns: turns
-            .into_iter()
-            .map(TurnRow::into_domain)
-            .collect::<Result<_, _>>()?,
+        turns,
     })
 }
 
-/// The values of a route's columns, bound in [`route_columns`]'s order after its
-/// task id.
-fn bind_route<'q>(
-    query: sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments>,
-    record: &'q RouteRecord,
-) -> sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments> {
-    let route = &record.route;
-    query
-        .bind(route.state.as_str())
-        .bind(route.generation)
-        .bind(i64::try_from(route.candidate).unwrap_or(i64::MAX))
-        .bind(route.cause.map(RouteCause::as_str))
-        .bind(route.deadline_ms)
-        .bind(route.retry_ordinal.map(i64::from))
-        .bind(route.decision.as_ref().map(to_json))
-        .bind(
-            record
-                .failure
-                .as_ref()
-                .map(|failure| failure.class.as_str()),
-        )
-        .bind(record.failure.as_ref().map(|failure| failure.code.as_str()))
-        .bind(
-            record
-                .failure
-                .as_ref()
-                .map(|failure| failure.catalogue.as_str()),
-        )
-        .bind(
-            record
-                .failure
-                .as_ref()
-                .map(|failure| failure.safe_cause.as_str()),
-        )
-        .bind(record.pending_outcome.map(|outcome| outcome.as_str()))
-        .bind(route.circuit_wait)
-        .bind(route.through_circuit)
-        .bind(route.new_episode)
-        .bind(to_json(&record.episode))
-        .bind(i64::from(record.turn))
-        .bind(i64::from(record.escalations))
-        .bind(record.max_tokens.map(i64::from))
-        .bind(record.updated_at.as_millis())
-}
-
-async fn insert_event(
-    conn: &mut SqliteConnection,
-    task_id: &TaskId,
-    data_json: &str,
-    now_ms: i64,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO route_events (task_id, data_json, created_at_ms) VALUES (?, ?, ?) RETURNING id",
+async fn fetch_turns(conn: &mut SqliteConnection, id: &str) -> Result<Vec<Turn>, StoreError> {
+    let turns: Vec<TurnRow> = sqlx::query_as(
+        "SELECT number, prompt, answer, truncated, candidate_index, candidate_id, model, \
+         created_at_ms, completed_at_ms FROM turns WHERE task_id = ? ORDER BY number",
     )
-    .bind(task_id.as_str())
-    .bind(data_json)
-    .bind(now_ms)
-    .fetch_one(&mut *conn)
-    .await?)
-}
-
-async fn insert_turn(
-    conn: &mut SqliteConnection,
-    task_id: &TaskId,
-    turn: &Turn,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO turns (task_id, number, prompt, created_at_ms) VALUES (?, ?, ?, ?)")
-        .bind(task_id.as_str())
-        .bind(i64::from(turn.number))
-        .bind(&turn.prompt)
-        .bind(turn.created_at.as_millis())
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
-async fn insert_attempt(conn: &mut SqliteConnection, attempt: &Attempt) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO attempts (id, task_id, seq, turn, generation, candidate_index, candidate_id, \
-         provider_id, model, ordinal, max_tokens, probe, started_at_ms) \
-         VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE task_id = ?), \
-         ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(attempt.id.as_str())
-    .bind(attempt.task_id.as_str())
-    .bind(attempt.task_id.as_str())
-    .bind(i64::from(attempt.turn))
-    .bind(attempt.generation)
-    .bind(i64::try_from(attempt.candidate_index).unwrap_or(i64::MAX))
-    .bind(attempt.candidate_id.as_str())
-    .bind(attempt.provider_id.as_str())
-    .bind(&attempt.model)
-    .bind(attempt.ordinal.map(i64::from))
-    .bind(i64::from(attempt.max_tokens))
-    .bind(attempt.probe)
-    .bind(attempt.started_at.as_millis())
-    .execute(&mut *conn)
+    .bind(id)
+    .fetch_all(&mut *conn)
     .await?;
-    Ok(())
-}
-
-async fn finish_attempt(
-    conn: &mut SqliteConnection,
-    id: &AttemptId,
-    end: &AttemptEnd,
-) -> Result<(), StoreError> {
-    let verdict = end.verdict.as_ref();
-    // Immutable once finished: a second finish changes nothing.
-    sqlx::query(
-        "UPDATE attempts SET finished_at_ms = ?, outcome = ?, class = ?, code = ?, confidence = ?, \
-         catalogue = ?, rule = ?, safe_cause = ?, reset_at_ms = ?, decision_json = ?, \
-         evidence_json = ? WHERE id = ? AND finished_at_ms IS NULL",
-    )
-    .bind(end.finished_at.as_millis())
-    .bind(end.outcome.as_str())
-    .bind(verdict.map(|verdict| verdict.class.as_str()))
-    .bind(verdict.map(|verdict| verdict.code.as_str()))
-    .bind(verdict.map(|verdict| verdict.confidence.as_str()))
-    .bind(verdict.map(|verdict| verdict.catalogue.as_str()))
-    .bind(verdict.map(|verdict| verdict.rule.as_str()))
-    .bind(verdict.map(|verdict| verdict.safe_cause.as_str()))
-    .bind(verdict.and_then(|verdict| verdict.reset_at_ms))
-    .bind(end.decision.as_ref().map(to_json))
-    .bind(end.evidence.as_ref().map(to_json))
-    .bind(id.as_str())
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-async fn change_circuit(
-    conn: &mut SqliteConnection,
-    change: &CircuitChange,
-    now_ms: i64,
-) -> Result<(), StoreError> {
-    match change {
-        CircuitChange::Open {
-            key,
-            code,
-            until_ms,
-        } => {
-            sqlx::query(
-                "INSERT INTO circuits (provider_id, model, code, class, until_ms, probe_task_id, \
-                 opened_at_ms) VALUES (?, ?, ?, ?, ?, NULL, ?) \
-                 ON CONFLICT (provider_id, model) DO UPDATE SET code = excluded.code, \
-                 class = excluded.class, until_ms = MAX(circuits.until_ms, excluded.until_ms), \
-                 probe_task_id = NULL",
-            )
-            .bind(key.provider_id.as_str())
-            .bind(key.model.as_deref().unwrap_or(""))
-            .bind(code.as_str())
-            .bind(code.class().as_str())
-            .bind(until_ms)
-            .bind(now_ms)
-            .execute(&mut *conn)
-            .await?;
-        }
-        CircuitChange::Close { provider_id, model } => {
-            sqlx::query("DELETE FROM circuits WHERE provider_id = ? AND model IN ('', ?)")
-                .bind(provider_id.as_str())
-                .bind(model)
-                .execute(&mut *conn)
-                .await?;
-        }
-        CircuitChange::Release { provider_id, model } => {
-            sqlx::query(
-                "DELETE FROM circuits WHERE provider_id = ? AND model IN ('', ?) AND until_ms <= ?",
-            )
-            .bind(provider_id.as_str())
-            .bind(model)
-            .bind(now_ms)
-            .execute(&mut *conn)
-            .await?;
-        }
-    }
-    Ok(())
+    turns.into_iter().map(TurnRow::into_domain).collect()
 }
 
 #[async_trait]
@@ -635,79 +521,37 @@ impl TaskStore for SqliteStore {
     }
 
     async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, Option<i64>), StoreError> {
-        let mut tx = self.write().await?;
-        if let Some(key) = &write.idempotency_key {
-            let first: Option<String> =
-                sqlx::query_scalar("SELECT id FROM tasks WHERE idempotency_key = ?")
-                    .bind(key)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if let Some(first) = first {
-                let detail = fetch_detail(&mut tx, &first).await?;
-                return Ok((detail, None));
-            }
-        }
-        let task = &write.task;
-        let inserted = sqlx::query(
-            "INSERT INTO tasks (id, profile_id, profile_name, idempotency_key, created_at_ms) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(task.id.as_str())
-        .bind(task.profile_id.as_str())
-        .bind(&task.profile_name)
-        .bind(&write.idempotency_key)
-        .bind(task.created_at.as_millis())
-        .execute(&mut *tx)
-        .await;
-        if let Err(error) = inserted {
-            return Err(if is_unique_violation(&error) {
-                StoreError::Corrupt {
-                    what: "task id",
-                    message: "repeated".to_owned(),
-                }
-            } else {
-                error.into()
-            });
-        }
-        for (position, candidate) in task.candidates.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO task_candidates (task_id, position, candidate_id, provider_id, model, \
-                 enabled, max_tokens, escalation_json, policy_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        let write = std::sync::Arc::new(write);
+        let written = write.clone();
+        let created = self
+            .tasks
+            .write(
+                move |connection| writer::create_task(connection, &written),
+                {
+                    let after = write.after.clone();
+                    move |created| {
+                        if let writer::Created::New(event_id) = created {
+                            after.run(*event_id);
+                        }
+                    }
+                },
             )
-            .bind(task.id.as_str())
-            .bind(i64::try_from(position).unwrap_or(i64::MAX))
-            .bind(candidate.id.as_str())
-            .bind(candidate.provider_id.as_str())
-            .bind(&candidate.model)
-            .bind(candidate.enabled)
-            .bind(i64::from(candidate.max_tokens))
-            .bind(to_json(&candidate.escalation))
-            .bind(to_json(&candidate.policy))
-            .execute(&mut *tx)
             .await?;
+        match created {
+            writer::Created::New(event_id) => {
+                let write = std::sync::Arc::unwrap_or_clone(write);
+                Ok((
+                    TaskDetail {
+                        task: write.task,
+                        route: write.route,
+                        attempts: Vec::new(),
+                        turns: vec![write.turn],
+                    },
+                    Some(event_id),
+                ))
+            }
+            writer::Created::Existing(first) => Ok((self.get_task(&TaskId::new(first)).await?, None)),
         }
-        bind_route(
-            sqlx::query(concat!(
-                "INSERT INTO routes (",
-                route_columns!(),
-                ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            ))
-            .bind(task.id.as_str()),
-            &write.route,
-        )
-        .execute(&mut *tx)
-        .await?;
-        insert_turn(&mut tx, &task.id, &write.turn).await?;
-        let event_id = insert_event(
-            &mut tx,
-            &task.id,
-            &write.event_json,
-            task.created_at.as_millis(),
-        )
-        .await?;
-        let detail = fetch_detail(&mut tx, task.id.as_str()).await?;
-        tx.commit().await?;
-        Ok((detail, Some(event_id)))
     }
 
     async fn get_task(&self, id: &TaskId) -> Result<TaskDetail, StoreError> {
@@ -720,6 +564,38 @@ impl TaskStore for SqliteStore {
     async fn get_route(&self, id: &TaskId) -> Result<RouteRecord, StoreError> {
         let mut conn = self.pool.acquire().await?;
         fetch_route(&mut conn, id.as_str()).await
+    }
+
+    async fn get_snapshot(&self, id: &TaskId) -> Result<Task, StoreError> {
+        let mut tx = self.read().await?;
+        let task = fetch_task(&mut tx, id.as_str()).await?;
+        tx.commit().await?;
+        Ok(task)
+    }
+
+    async fn get_progress(&self, id: &TaskId) -> Result<Progress, StoreError> {
+        // One statement (so one snapshot, one round trip): the turns and the calls
+        // come along as JSON arrays.
+        let row: Option<ProgressRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            route_columns!(),
+            ", (SELECT json_group_array(json_array(number, prompt, answer, truncated, \
+             candidate_index, candidate_id, model, created_at_ms, completed_at_ms)) \
+             FROM (SELECT * FROM turns WHERE turns.task_id = routes.task_id ORDER BY number)) \
+             AS turns_json, \
+             (SELECT json_group_array(json_array(candidate_index, calls)) \
+             FROM (SELECT candidate_index, COUNT(*) AS calls FROM attempts \
+             WHERE attempts.task_id = routes.task_id GROUP BY candidate_index)) AS calls_json \
+             FROM routes WHERE task_id = ?"
+        ))
+        .bind(id.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        let row = row.ok_or_else(|| StoreError::NotFound {
+            entity: "task",
+            id: id.as_str().to_owned(),
+        })?;
+        row.into_domain()
     }
 
     async fn list_tasks(
@@ -782,69 +658,37 @@ impl TaskStore for SqliteStore {
         expected_generation: i64,
         commit: RouteCommit,
     ) -> Result<i64, StoreError> {
-        let mut tx = self.write().await?;
-        let record = &commit.route;
-        let task_id = record.task_id.clone();
-        let updated = bind_route(
-            sqlx::query(
-                "UPDATE routes SET state = ?, generation = ?, candidate_index = ?, cause = ?, \
-                 deadline_ms = ?, retry_ordinal = ?, decision_json = ?, class = ?, code = ?, \
-                 catalogue = ?, safe_cause = ?, pending_outcome = ?, circuit_wait = ?, \
-                 through_circuit = ?, new_episode = ?, episode_json = ?, turn = ?, escalations = ?, \
-                 max_tokens = ?, updated_at_ms = ? WHERE task_id = ? AND generation = ?",
-            ),
-            record,
-        )
-        .bind(task_id.as_str())
-        .bind(expected_generation)
-        .execute(&mut *tx)
-        .await?;
-        if updated.rows_affected() == 0 {
-            let current = fetch_route(&mut tx, task_id.as_str()).await?;
-            return Err(StoreError::StaleGeneration {
-                sent: expected_generation,
-                current: Box::new(current),
-            });
-        }
-        let now_ms = record.updated_at.as_millis();
-        if let Some(attempt) = &commit.start_attempt {
-            insert_attempt(&mut tx, attempt).await?;
-        }
-        if let Some((id, end)) = &commit.finish_attempt {
-            finish_attempt(&mut tx, id, end).await?;
-        }
-        if let Some((number, answer, truncated, producer)) = &commit.complete_turn {
-            sqlx::query(
-                "UPDATE turns SET answer = ?, truncated = ?, candidate_index = ?, candidate_id = ?, \
-                 model = ?, completed_at_ms = ? WHERE task_id = ? AND number = ? AND answer IS NULL",
+        let task_id = commit.route.task_id.clone();
+        let after = commit.after.clone();
+        let written = self
+            .tasks
+            .write(
+                move |connection| writer::commit(connection, expected_generation, &commit),
+                move |written| {
+                    if let Some(event_id) = written {
+                        after.run(*event_id);
+                    }
+                },
             )
-            .bind(answer)
-            .bind(truncated)
-            .bind(i64::try_from(producer.candidate_index).unwrap_or(i64::MAX))
-            .bind(producer.candidate_id.as_str())
-            .bind(&producer.model)
-            .bind(now_ms)
-            .bind(task_id.as_str())
-            .bind(i64::from(*number))
-            .execute(&mut *tx)
             .await?;
+        match written {
+            Some(event_id) => Ok(event_id),
+            // Nothing was written: the route as it is now, read after the batch.
+            None => Err(StoreError::StaleGeneration {
+                sent: expected_generation,
+                current: Box::new(self.get_route(&task_id).await?),
+            }),
         }
-        if let Some(turn) = &commit.new_turn {
-            insert_turn(&mut tx, &task_id, turn).await?;
-        }
-        if let Some(change) = &commit.circuit {
-            change_circuit(&mut tx, change, now_ms).await?;
-        }
-        let event_id = insert_event(&mut tx, &task_id, &commit.event_json, now_ms).await?;
-        tx.commit().await?;
-        Ok(event_id)
     }
 
     async fn finish_attempt(&self, id: &AttemptId, end: &AttemptEnd) -> Result<(), StoreError> {
-        let mut tx = self.write().await?;
-        finish_attempt(&mut tx, id, end).await?;
-        tx.commit().await?;
-        Ok(())
+        let (id, end) = (id.clone(), end.clone());
+        self.tasks
+            .write(
+                move |connection| writer::finish_attempt(connection, id.as_str(), &end),
+                |()| {},
+            )
+            .await
     }
 
     async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<(TaskId, i64)>, StoreError> {
@@ -932,30 +776,27 @@ impl TaskStore for SqliteStore {
         task_id: &TaskId,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.write().await?;
-        // A claim holds while its route is running (its attempt in flight) or about to
-        // be; a route that moved on (stopped, held, waiting) no longer probes.
-        let claimed = sqlx::query(
-            "UPDATE circuits SET probe_task_id = ? WHERE provider_id = ? AND model = ? \
-             AND until_ms <= ? AND (probe_task_id IS NULL OR probe_task_id = ? OR probe_task_id \
-             NOT IN (SELECT task_id FROM routes WHERE state IN ('running', 'retrying', 'queued')))",
-        )
-        .bind(task_id.as_str())
-        .bind(key.provider_id.as_str())
-        .bind(key.model.as_deref().unwrap_or(""))
-        .bind(now_ms)
-        .bind(task_id.as_str())
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(claimed.rows_affected() == 1)
+        let (key, task_id) = (key.clone(), task_id.clone());
+        self.tasks
+            .write(
+                move |connection| writer::claim_probe(connection, &key, task_id.as_str(), now_ms),
+                |_| {},
+            )
+            .await
     }
 
     async fn release_probes(&self) -> Result<(), StoreError> {
-        sqlx::query("UPDATE circuits SET probe_task_id = NULL")
-            .execute(&self.writer)
-            .await?;
-        Ok(())
+        self.tasks
+            .write(
+                |connection| {
+                    connection
+                        .prepare_cached("UPDATE circuits SET probe_task_id = NULL")?
+                        .execute([])?;
+                    Ok(())
+                },
+                |()| {},
+            )
+            .await
     }
 
     async fn events_after(
@@ -991,10 +832,19 @@ impl TaskStore for SqliteStore {
     }
 
     async fn prune_events(&self, keep: i64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM route_events WHERE id <= (SELECT MAX(id) FROM route_events) - ?")
-            .bind(keep)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
+        self.tasks
+            .write(
+                move |connection| {
+                    connection
+                        .prepare_cached(
+                            "DELETE FROM route_events \
+                             WHERE id <= (SELECT MAX(id) FROM route_events) - ?",
+                        )?
+                        .execute([keep])?;
+                    Ok(())
+                },
+                |()| {},
+            )
+            .await
     }
 }
