@@ -323,40 +323,54 @@ impl Engine {
             }
             .instrument(span.clone()),
         );
-        self.inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(
-                task.id.clone(),
-                InFlight {
-                    generation: started.route.generation,
-                    abort: call.abort_handle(),
-                },
-            );
-        // A stop committed between the start and this registration found nothing to
-        // cancel: it is in the database now, so read the generation once more.
-        match self.inner.store.get_route(&task.id).await {
-            Ok(current) if current.route.generation == started.route.generation => {}
-            Ok(_) => call.abort(),
-            Err(error) => {
-                tracing::warn!(error = %error, "reading the route after the start failed");
-            }
-        }
-        let joined = call.await;
-        {
+        // A stop committed between the start and this registration found no call to
+        // cancel and left word instead: the call must not run.
+        let stopped_before = {
             let mut in_flight = self
                 .inner
                 .in_flight
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if in_flight
-                .get(&task.id)
-                .is_some_and(|entry| entry.generation == started.route.generation)
-            {
+            match in_flight.get(&task.id) {
+                Some(InFlight::Stopped { generation })
+                    if *generation >= started.route.generation =>
+                {
+                    in_flight.remove(&task.id);
+                    true
+                }
+                _ => {
+                    in_flight.insert(
+                        task.id.clone(),
+                        InFlight::Call {
+                            generation: started.route.generation,
+                            abort: call.abort_handle(),
+                        },
+                    );
+                    false
+                }
+            }
+        };
+        if stopped_before {
+            call.abort();
+        }
+        let joined = call.await;
+        // Still ours, unless a stop took it: then the route has moved on, and what the
+        // call brought back is dropped unevaluated.
+        let current = {
+            let mut in_flight = self
+                .inner
+                .in_flight
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let ours = matches!(
+                in_flight.get(&task.id),
+                Some(InFlight::Call { generation, .. }) if *generation == started.route.generation
+            );
+            if ours {
                 in_flight.remove(&task.id);
             }
-        }
+            ours
+        };
         let (outcome, elapsed) = match joined {
             Ok(done) => done,
             // Cancelled by `stop`: its commit already finished the attempt.
@@ -375,10 +389,14 @@ impl Engine {
         metrics::histogram!("switchback_provider_call_seconds", "kind" => kind)
             .record(elapsed.as_secs_f64());
         let attempt = sending.attempt;
-        let result = self
-            .finish(&task, started, attempt, outcome)
-            .instrument(span)
-            .await;
+        let result = if current {
+            self.finish(&task, started, attempt, outcome)
+                .instrument(span)
+                .await
+        } else {
+            tracing::info!(parent: &span, "the route moved on during the call: its outcome is dropped");
+            self.supersede(&attempt, self.now()).await
+        };
         drop(permit);
         if let Err(error) = result {
             tracing::error!(error = %crate::error::chain(&error), "finishing an attempt failed");
@@ -386,8 +404,11 @@ impl Engine {
     }
 
     /// Evaluate an attempt's outcome and commit what follows, fenced by the
-    /// generation it started at: if the route moved on (a person stopped or acted),
-    /// the evidence is dropped before evaluation and the attempt is marked superseded.
+    /// generation it started at. A running route moves on only by its attempt's
+    /// outcome or a stop, and a stop takes the call from `in_flight` first, so
+    /// evidence of an older generation never gets here; should the route have moved
+    /// on all the same (another process), the fenced commit writes nothing and the
+    /// attempt is marked superseded.
     async fn finish(
         &self,
         task: &Task,
@@ -397,16 +418,6 @@ impl Engine {
     ) -> Result<(), StoreError> {
         let now = self.now();
         let now_ms = now.as_millis();
-        let current = self.inner.store.get_route(&task.id).await?;
-        if current.route.generation != started.route.generation {
-            tracing::info!(
-                started = started.route.generation,
-                current = current.route.generation,
-                "evidence of an older generation dropped"
-            );
-            self.supersede(&attempt, now).await?;
-            return Ok(());
-        }
         let candidate = &task.candidates[started.route.candidate];
         let producer = Producer {
             candidate_index: started.route.candidate,
@@ -588,6 +599,18 @@ impl Engine {
     /// An attempt whose route moved on: finish it, unevaluated, if nothing has (a
     /// stop already finished it as cancelled).
     async fn supersede(&self, attempt: &Attempt, now: api::Timestamp) -> Result<(), StoreError> {
+        // A stop that came after the call ended left word for a call that will
+        // never register: this attempt was it.
+        {
+            let mut in_flight = self
+                .inner
+                .in_flight
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if matches!(in_flight.get(&attempt.task_id), Some(InFlight::Stopped { .. })) {
+                in_flight.remove(&attempt.task_id);
+            }
+        }
         let end = AttemptEnd::bare(AttemptOutcome::Superseded, now);
         self.inner.store.finish_attempt(&attempt.id, &end).await?;
         if attempt.probe {

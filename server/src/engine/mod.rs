@@ -81,10 +81,16 @@ pub enum Applied {
     Stale(Box<RouteRecord>),
 }
 
-/// A request in flight: what cancels it.
-struct InFlight {
-    generation: i64,
-    abort: tokio::task::AbortHandle,
+/// A route's call, by what `stop` needs to know.
+enum InFlight {
+    /// A call in flight for the attempt started at `generation`: what cancels it.
+    Call {
+        generation: i64,
+        abort: tokio::task::AbortHandle,
+    },
+    /// A stop committed while the route was at `generation`, before its call was
+    /// registered: the call must not run.
+    Stopped { generation: i64 },
 }
 
 struct Inner {
@@ -400,7 +406,9 @@ impl Engine {
                 RouteEffect::Persist | RouteEffect::Send | RouteEffect::Publish => {}
                 RouteEffect::ArmDeadline => self.inner.wake.notify_one(),
                 RouteEffect::Enqueue => self.enqueue(task.id.clone(), Lane::of(next.route.state)),
-                RouteEffect::CancelInFlight => self.cancel_in_flight(&task.id),
+                RouteEffect::CancelInFlight => {
+                    self.cancel_in_flight(&task.id, record.route.generation);
+                }
             }
         }
         Ok(Applied::Committed(Box::new(next)))
@@ -455,17 +463,25 @@ impl Engine {
         };
     }
 
-    /// Cancel the request in flight for a route, if there is one.
-    fn cancel_in_flight(&self, id: &TaskId) {
-        let in_flight = self
+    /// Cancel the call in flight for a route stopped at `generation`; if it is not
+    /// registered yet, leave word so it never runs.
+    fn cancel_in_flight(&self, id: &TaskId, generation: i64) {
+        let mut in_flight = self
             .inner
             .in_flight
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(id);
-        if let Some(in_flight) = in_flight {
-            tracing::info!(task_id = %id, generation = in_flight.generation, "in-flight call cancelled");
-            in_flight.abort.abort();
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match in_flight.remove(id) {
+            Some(InFlight::Call {
+                generation: started,
+                abort,
+            }) => {
+                tracing::info!(task_id = %id, generation = started, "in-flight call cancelled");
+                abort.abort();
+            }
+            Some(InFlight::Stopped { .. }) | None => {
+                in_flight.insert(id.clone(), InFlight::Stopped { generation });
+            }
         }
     }
 
