@@ -12,7 +12,7 @@ use policy::{Classification, Effects, Episode, evaluate};
 use providers::{CallOutcome, CallRequest, Message, Role, StopReason};
 use tracing::Instrument;
 
-use super::{Applied, Changes, Engine, InFlight, Lane, Lanes, Rejection};
+use super::{Applied, Changes, Engine, Lane, Lanes, Rejection};
 use std::sync::Arc;
 
 use crate::domain::{
@@ -323,54 +323,15 @@ impl Engine {
             }
             .instrument(span.clone()),
         );
-        // A stop committed between the start and this registration found no call to
-        // cancel and left word instead: the call must not run.
-        let stopped_before = {
-            let mut in_flight = self
-                .inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            match in_flight.get(&task.id) {
-                Some(InFlight::Stopped { generation })
-                    if *generation >= started.route.generation =>
-                {
-                    in_flight.remove(&task.id);
-                    true
-                }
-                _ => {
-                    in_flight.insert(
-                        task.id.clone(),
-                        InFlight::Call {
-                            generation: started.route.generation,
-                            abort: call.abort_handle(),
-                        },
-                    );
-                    false
-                }
-            }
-        };
-        if stopped_before {
+        // A stop committed between the start and this registration left word: the
+        // call must not run.
+        if !self.register_call(&task.id, started.route.generation, call.abort_handle()) {
             call.abort();
         }
         let joined = call.await;
         // Still ours, unless a stop took it: then the route has moved on, and what the
         // call brought back is dropped unevaluated.
-        let current = {
-            let mut in_flight = self
-                .inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let ours = matches!(
-                in_flight.get(&task.id),
-                Some(InFlight::Call { generation, .. }) if *generation == started.route.generation
-            );
-            if ours {
-                in_flight.remove(&task.id);
-            }
-            ours
-        };
+        let current = self.take_call(&task.id, started.route.generation);
         let (outcome, elapsed) = match joined {
             Ok(done) => done,
             // Cancelled by `stop`: its commit already finished the attempt.
@@ -601,16 +562,7 @@ impl Engine {
     async fn supersede(&self, attempt: &Attempt, now: api::Timestamp) -> Result<(), StoreError> {
         // A stop that came after the call ended left word for a call that will
         // never register: this attempt was it.
-        {
-            let mut in_flight = self
-                .inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if matches!(in_flight.get(&attempt.task_id), Some(InFlight::Stopped { .. })) {
-                in_flight.remove(&attempt.task_id);
-            }
-        }
+        self.forget_stop(&attempt.task_id);
         let end = AttemptEnd::bare(AttemptOutcome::Superseded, now);
         self.inner.store.finish_attempt(&attempt.id, &end).await?;
         if attempt.probe {

@@ -36,8 +36,8 @@ pub use caller::{Caller, ProviderCaller};
 
 use crate::clock::Clock;
 use crate::domain::{
-    AfterCommit, AttemptEnd, AttemptOutcome, RouteCommit, RouteRecord, Task, TaskDetail,
-    TaskWrite, Turn,
+    AfterCommit, AttemptEnd, AttemptOutcome, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite,
+    Turn,
 };
 use crate::error::AppError;
 use crate::store::{Store, StoreError};
@@ -463,14 +463,56 @@ impl Engine {
         };
     }
 
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, InFlight>> {
+        self.inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Register the call of the attempt started at `generation`, so a stop can
+    /// cancel it. Answers `false` if a stop came first (the call must not run).
+    fn register_call(&self, id: &TaskId, generation: i64, abort: tokio::task::AbortHandle) -> bool {
+        let mut in_flight = self.in_flight();
+        if let Some(InFlight::Stopped {
+            generation: stopped,
+        }) = in_flight.get(id)
+        {
+            if *stopped >= generation {
+                in_flight.remove(id);
+                return false;
+            }
+        }
+        in_flight.insert(id.clone(), InFlight::Call { generation, abort });
+        true
+    }
+
+    /// Take back the call of the attempt started at `generation` once it returned.
+    /// Answers `false` if a stop took it first (the route has moved on).
+    fn take_call(&self, id: &TaskId, generation: i64) -> bool {
+        let mut in_flight = self.in_flight();
+        let ours = matches!(
+            in_flight.get(id),
+            Some(InFlight::Call { generation: registered, .. }) if *registered == generation
+        );
+        if ours {
+            in_flight.remove(id);
+        }
+        ours
+    }
+
+    /// Forget the word a stop left, once its attempt is settled.
+    fn forget_stop(&self, id: &TaskId) {
+        let mut in_flight = self.in_flight();
+        if matches!(in_flight.get(id), Some(InFlight::Stopped { .. })) {
+            in_flight.remove(id);
+        }
+    }
+
     /// Cancel the call in flight for a route stopped at `generation`; if it is not
     /// registered yet, leave word so it never runs.
     fn cancel_in_flight(&self, id: &TaskId, generation: i64) {
-        let mut in_flight = self
-            .inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut in_flight = self.in_flight();
         match in_flight.remove(id) {
             Some(InFlight::Call {
                 generation: started,
@@ -558,5 +600,69 @@ pub fn new_route(task_id: TaskId, candidate: usize, now: Timestamp) -> RouteReco
         escalations: 0,
         max_tokens: None,
         updated_at: now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    async fn engine() -> (tempfile::TempDir, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("engine.db").display());
+        let store = crate::store::SqliteStore::open(&url).await.unwrap();
+        let engine = Engine::new(
+            Arc::new(store),
+            Arc::new(ManualClock::at_millis(0)),
+            Arc::new(ProviderCaller::new()),
+            EngineSettings::default(),
+        );
+        (dir, engine)
+    }
+
+    fn pending_call() -> tokio::task::JoinHandle<()> {
+        tokio::spawn(std::future::pending::<()>())
+    }
+
+    #[tokio::test]
+    async fn a_stop_cancels_the_call_registered_before_it() {
+        let (_dir, engine) = engine().await;
+        let id = TaskId::new("t");
+        let call = pending_call();
+        assert!(engine.register_call(&id, 3, call.abort_handle()));
+        engine.cancel_in_flight(&id, 3);
+        assert!(call.await.unwrap_err().is_cancelled(), "the call was cut");
+        assert!(!engine.take_call(&id, 3), "and is no longer the route's");
+        assert!(engine.in_flight().get(&id).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_stop_before_the_call_registers_keeps_it_from_running() {
+        let (_dir, engine) = engine().await;
+        let id = TaskId::new("t");
+        engine.cancel_in_flight(&id, 3);
+        let call = pending_call();
+        assert!(
+            !engine.register_call(&id, 3, call.abort_handle()),
+            "the stop came first"
+        );
+        call.abort();
+        assert!(engine.in_flight().get(&id).is_none(), "the word is used up");
+    }
+
+    #[tokio::test]
+    async fn a_call_that_returns_unstopped_is_its_routes() {
+        let (_dir, engine) = engine().await;
+        let id = TaskId::new("t");
+        let call = tokio::spawn(async {});
+        assert!(engine.register_call(&id, 3, call.abort_handle()));
+        call.await.unwrap();
+        assert!(engine.take_call(&id, 3));
+        // A stop after the call ended leaves word, forgotten once the attempt settles.
+        engine.cancel_in_flight(&id, 3);
+        assert!(engine.in_flight().get(&id).is_some());
+        engine.forget_stop(&id);
+        assert!(engine.in_flight().get(&id).is_none());
     }
 }

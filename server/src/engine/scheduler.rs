@@ -112,7 +112,12 @@ impl Engine {
         let task = self.snapshot(id).await?;
         let deadline_ms = record.route.deadline_ms.unwrap_or(now_ms);
         let applied = self
-            .settle(&task, &record, RouteEvent::DeadlineReached, Changes::default())
+            .settle(
+                &task,
+                &record,
+                RouteEvent::DeadlineReached,
+                Changes::default(),
+            )
             .await?;
         let fired = matches!(applied, Applied::Committed(_));
         if fired {

@@ -8,8 +8,8 @@ use policy::{Episode, SemanticCode};
 
 use super::{at, candidate, provider_write};
 use crate::domain::{
-    AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, IdOrigin, Producer, ProfileWrite,
-    RouteCommit, RouteRecord, Task, TaskWrite, Turn,
+    AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, IdOrigin,
+    Producer, ProfileWrite, RouteCommit, RouteRecord, Task, TaskWrite, Turn,
 };
 use crate::store::{Store, StoreError};
 
@@ -389,8 +389,14 @@ pub async fn concurrent_commits_keep_their_order(store: &dyn Store) {
 
     let seen = seen.lock().unwrap().clone();
     let ids: Vec<i64> = seen.iter().map(|(_, id)| *id).collect();
-    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "in id order: {seen:?}");
-    assert!(seen.iter().all(|(tag, _)| *tag >= 0), "the stale commit ran nothing: {seen:?}");
+    assert!(
+        ids.windows(2).all(|pair| pair[0] < pair[1]),
+        "in id order: {seen:?}"
+    );
+    assert!(
+        seen.iter().all(|(tag, _)| *tag >= 0),
+        "the stale commit ran nothing: {seen:?}"
+    );
     assert!(
         matches!(results[24], Err(StoreError::StaleGeneration { .. })),
         "{:?}",
@@ -398,7 +404,10 @@ pub async fn concurrent_commits_keep_their_order(store: &dyn Store) {
     );
     for (index, result) in results[..22].iter().enumerate() {
         let id = *result.as_ref().unwrap();
-        assert!(seen.contains(&(i64::try_from(index).unwrap(), id)), "{index} ran with {id}");
+        assert!(
+            seen.contains(&(i64::try_from(index).unwrap(), id)),
+            "{index} ran with {id}"
+        );
     }
     let shared: Vec<_> = results[22..24].iter().collect();
     assert_eq!(
@@ -411,9 +420,17 @@ pub async fn concurrent_commits_keep_their_order(store: &dyn Store) {
         if result.is_ok() {
             assert_eq!(route.route.generation, 1);
         } else {
-            assert_eq!(route.route.generation, 0, "the failed commit left its route");
+            assert_eq!(
+                route.route.generation, 0,
+                "the failed commit left its route"
+            );
             assert!(
-                store.get_task(&tasks[22 + offset].id).await.unwrap().attempts.is_empty(),
+                store
+                    .get_task(&tasks[22 + offset].id)
+                    .await
+                    .unwrap()
+                    .attempts
+                    .is_empty(),
                 "and wrote no attempt"
             );
         }

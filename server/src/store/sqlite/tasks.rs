@@ -15,8 +15,8 @@ use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
 
 use super::{SqliteStore, parse_enum, writer};
 use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, Progress,
-    Producer, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, Producer,
+    Progress, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
     Turn, Verdict,
 };
 use crate::store::{StoreError, TaskStore};
@@ -550,7 +550,9 @@ impl TaskStore for SqliteStore {
                     Some(event_id),
                 ))
             }
-            writer::Created::Existing(first) => Ok((self.get_task(&TaskId::new(first)).await?, None)),
+            writer::Created::Existing(first) => {
+                Ok((self.get_task(&TaskId::new(first)).await?, None))
+            }
         }
     }
 

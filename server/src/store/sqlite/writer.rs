@@ -228,7 +228,12 @@ fn write_batch(connection: &mut Connection, batch: Vec<Job>) -> (Vec<Settle>, Re
             match failed {
                 // Dropping the transaction rolls it back.
                 Some(message) => message,
-                None => return (settles, transaction.commit().map_err(|error| error.to_string())),
+                None => {
+                    return (
+                        settles,
+                        transaction.commit().map_err(|error| error.to_string()),
+                    );
+                }
             }
         }
     };
@@ -405,7 +410,12 @@ pub(super) fn create_task(
         ))?
         .execute(rusqlite::params_from_iter(values))?;
     insert_turn(connection, id, &write.turn)?;
-    let event_id = insert_event(connection, id, &write.event_json, task.created_at.as_millis())?;
+    let event_id = insert_event(
+        connection,
+        id,
+        &write.event_json,
+        task.created_at.as_millis(),
+    )?;
     Ok(Created::New(event_id))
 }
 
