@@ -9,7 +9,9 @@
 //! 2. Restart reconciliation with M routes (default 100,000) waiting in the
 //!    database: the time `Engine::start` takes.
 //!
-//! `cargo bench -p server --bench engine -- [TASKS] [WAITING]`; CI runs it small.
+//! `cargo bench --workspace --bench engine --profile release -- [TASKS] [WAITING]
+//! [RATE]`: RATE tasks a second (0, the default: all at once, to saturation). CI
+//! runs it small.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -113,7 +115,7 @@ async fn open(path: &std::path::Path) -> (Arc<dyn Store>, String) {
     (Arc::new(SqliteStore::open(&url).await.unwrap()), url)
 }
 
-async fn load(tasks: usize) {
+async fn load(tasks: usize, rate: usize) {
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     let (store, _) = open(&dir.path().join("bench.db")).await;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -121,7 +123,13 @@ async fn load(tasks: usize) {
         store.clone(),
         clock.clone(),
         Arc::new(ProviderCaller::new()),
-        EngineSettings::default(),
+        EngineSettings {
+            max_in_flight: std::env::var("BENCH_MAX_IN_FLIGHT")
+                .ok()
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(EngineSettings::default().max_in_flight),
+            ..EngineSettings::default()
+        },
     );
     engine.start().await.unwrap();
     let services = Services {
@@ -150,8 +158,17 @@ async fn load(tasks: usize) {
     let mut events = engine.subscribe();
     let started = Instant::now();
     let first_event = store.last_event_id().await.unwrap();
-    // Created by 64 clients at once, as through the API.
+    // Created by 64 clients at once, as through the API; at `rate` tasks a second
+    // if given, else as fast as they are taken.
+    let period = (rate > 0).then(|| Duration::from_secs_f64(1.0 / rate as f64));
+    let begun = tokio::time::Instant::now();
     futures_util::stream::iter(0..tasks)
+        .then(|index| async move {
+            if let Some(period) = period {
+                tokio::time::sleep_until(begun + period * u32::try_from(index).unwrap()).await;
+            }
+            index
+        })
         .map(|index| {
             let services = &services;
             let profile_id = &profile.id;
@@ -258,7 +275,12 @@ async fn load(tasks: usize) {
     }
     firing.sort_unstable();
     println!(
-        "load: {tasks} tasks created in {:.2} s, all completed in {:.2} s",
+        "load: {tasks} tasks ({}) created in {:.2} s, all completed in {:.2} s",
+        if rate > 0 {
+            format!("{rate} a second")
+        } else {
+            "all at once".to_owned()
+        },
         created.as_secs_f64(),
         elapsed.as_secs_f64()
     );
@@ -336,12 +358,13 @@ fn main() {
         .collect();
     let tasks = args.first().copied().unwrap_or(10_000);
     let waiting = args.get(1).copied().unwrap_or(100_000);
+    let rate = args.get(2).copied().unwrap_or(0);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        load(tasks).await;
+        load(tasks, rate).await;
         reconciliation(waiting).await;
     });
 }

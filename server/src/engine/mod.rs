@@ -474,14 +474,12 @@ impl Engine {
     /// cancel it. Answers `false` if a stop came first (the call must not run).
     fn register_call(&self, id: &TaskId, generation: i64, abort: tokio::task::AbortHandle) -> bool {
         let mut in_flight = self.in_flight();
-        if let Some(InFlight::Stopped {
-            generation: stopped,
-        }) = in_flight.get(id)
-        {
-            if *stopped >= generation {
-                in_flight.remove(id);
-                return false;
-            }
+        if matches!(
+            in_flight.get(id),
+            Some(InFlight::Stopped { generation: stopped }) if *stopped >= generation
+        ) {
+            in_flight.remove(id);
+            return false;
         }
         in_flight.insert(id.clone(), InFlight::Call { generation, abort });
         true

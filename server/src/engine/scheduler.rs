@@ -1,38 +1,85 @@
 //! Deadlines live in the database. One loop sleeps (through the [`Clock`]) until
-//! the earliest, fires every route due by then, and sleeps again; an armed
-//! deadline wakes it early. On start, the restart pass of SPEC 5.
+//! the earliest, starts firing every route due by then, and sleeps again; an
+//! armed deadline wakes it early. Firings run on their own (a bounded number at
+//! once, their commits sharing the task writer's batches), so a deadline that
+//! comes while others are being written is fired when it comes, not after them.
+//! On start, the restart pass of SPEC 5.
 //!
 //! [`Clock`]: crate::clock::Clock
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use api::{TaskId, Timestamp};
 use futures_util::StreamExt;
 use policy::route::{OnRestart, RouteEvent, RouteState, on_restart};
+use tokio::sync::Semaphore;
 
 use super::{Applied, Changes, Engine, Lane};
-use crate::domain::AttemptOutcome;
+use crate::domain::{AttemptOutcome, RouteRecord};
 use crate::store::StoreError;
 
 /// Routes fired (or reconciled) per database round trip.
 const BATCH: u32 = 512;
 
-/// Due routes fired at once: their commits share the task writer's batches.
+/// Due routes fired at once.
 const FIRING: usize = 128;
 
 impl Engine {
     /// Fire due deadlines forever.
     pub(super) async fn run_scheduler(self) {
+        // Routes being fired: still due in the database until their commit lands.
+        let firing: Arc<Mutex<HashSet<TaskId>>> = Arc::default();
+        let permits = Arc::new(Semaphore::new(FIRING));
         loop {
-            if let Err(error) = self.fire_due().await {
-                // Do not spin on a failing database: the due routes stay due.
-                tracing::error!(error = %crate::error::chain(&error), "firing deadlines failed; trying again in a second");
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let now_ms = self.now().as_millis();
+            let due = match self.inner.store.due_routes(now_ms, BATCH).await {
+                Ok(due) => due,
+                Err(error) => {
+                    // Do not spin on a failing database: the due routes stay due.
+                    tracing::error!(error = %crate::error::chain(&error), "reading due deadlines failed; trying again in a second");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            let backlog = due.len() == BATCH as usize;
+            for record in due {
+                let fresh = firing
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .insert(record.task_id.clone());
+                if !fresh {
+                    continue;
+                }
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
+                let (engine, firing) = (self.clone(), firing.clone());
+                tokio::spawn(async move {
+                    let id = record.task_id.clone();
+                    if let Err(error) = engine.fire(record).await {
+                        tracing::error!(task_id = %id, error = %crate::error::chain(&error), "firing a deadline failed");
+                        // Still due: look again.
+                        engine.inner.wake.notify_one();
+                    }
+                    firing
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .remove(&id);
+                    drop(permit);
+                });
             }
-            let next = match self.inner.store.next_deadline().await {
+            if backlog {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            // The next deadline after the ones just handed over.
+            let next = match self.inner.store.next_deadline(now_ms).await {
                 Ok(next) => next,
                 Err(error) => {
                     tracing::error!(error = %error, "reading the next deadline failed");
                     // Try again in a second rather than never.
-                    Some(self.now().as_millis() + 1_000)
+                    Some(now_ms + 1_000)
                 }
             };
             let clock = self.inner.clock.clone();
@@ -65,10 +112,10 @@ impl Engine {
         }
     }
 
-    /// Fire every route due now: each `DeadlineReached` is fenced by the generation
-    /// read with it, so a route a person acted on meanwhile is left alone. The
-    /// scheduler calls this; so may anyone (a test making sure nothing is due):
-    /// firing twice fires once. Answers how many routes it fired.
+    /// Fire every route due now, and wait for them: each `DeadlineReached` is fenced
+    /// by the generation it was read at, so a route a person acted on meanwhile is
+    /// left alone. For whoever must know nothing is due (a test, the restart
+    /// bench): firing twice fires once. Answers how many routes it fired.
     pub async fn fire_due(&self) -> Result<usize, StoreError> {
         let mut fired = 0;
         loop {
@@ -77,7 +124,7 @@ impl Engine {
             let count = due.len();
             // Earliest first, many at once.
             let mut firing = futures_util::stream::iter(due)
-                .map(|(id, generation)| async move { self.fire(&id, generation, now_ms).await })
+                .map(|record| self.fire(record))
                 .buffer_unordered(FIRING);
             // Every started firing runs to its end, even after one fails: a commit
             // sent to the writer is acted on.
@@ -100,16 +147,14 @@ impl Engine {
         }
     }
 
-    async fn fire(&self, id: &TaskId, generation: i64, now_ms: i64) -> Result<bool, StoreError> {
-        let record = match self.inner.store.get_route(id).await {
-            Ok(record) => record,
+    /// Fire one due route as it was read; answers whether it moved.
+    async fn fire(&self, record: RouteRecord) -> Result<bool, StoreError> {
+        let task = match self.snapshot(&record.task_id).await {
+            Ok(task) => task,
             Err(StoreError::NotFound { .. }) => return Ok(false),
             Err(error) => return Err(error),
         };
-        if record.route.generation != generation {
-            return Ok(false);
-        }
-        let task = self.snapshot(id).await?;
+        let now_ms = self.now().as_millis();
         let deadline_ms = record.route.deadline_ms.unwrap_or(now_ms);
         let applied = self
             .settle(

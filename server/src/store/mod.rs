@@ -210,12 +210,11 @@ pub trait TaskStore: Send + Sync {
     /// finished attempt never changes.
     async fn finish_attempt(&self, id: &AttemptId, end: &AttemptEnd) -> Result<(), StoreError>;
 
-    /// Routes whose deadline is at or before `now_ms`, earliest first, with their
-    /// generation.
-    async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<(TaskId, i64)>, StoreError>;
+    /// Routes whose deadline is at or before `now_ms`, earliest first.
+    async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<RouteRecord>, StoreError>;
 
-    /// The earliest pending deadline.
-    async fn next_deadline(&self) -> Result<Option<i64>, StoreError>;
+    /// The earliest pending deadline after `after_ms`.
+    async fn next_deadline(&self, after_ms: i64) -> Result<Option<i64>, StoreError>;
 
     /// Routes in these states, oldest change first (restart reconciliation).
     async fn routes_in(

@@ -241,12 +241,12 @@ pub(super) async fn tasks(store: &dyn Store) {
     let mut wait = route(&waiting.id, RouteState::RetryWait, 1);
     wait.route.deadline_ms = Some(50_000);
     store.commit(0, commit(wait)).await.unwrap();
-    assert_eq!(store.next_deadline().await.unwrap(), Some(50_000));
+    assert_eq!(store.next_deadline(0).await.unwrap(), Some(50_000));
+    assert_eq!(store.next_deadline(50_000).await.unwrap(), None, "after it");
     assert!(store.due_routes(49_999, 10).await.unwrap().is_empty());
-    assert_eq!(
-        store.due_routes(50_000, 10).await.unwrap(),
-        vec![(waiting.id.clone(), 1)]
-    );
+    let due = store.due_routes(50_000, 10).await.unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!((&due[0].task_id, due[0].route.generation), (&waiting.id, 1));
     let unfinished = store
         .routes_in(&[RouteState::Queued, RouteState::RetryWait], 10, None)
         .await

@@ -693,27 +693,26 @@ impl TaskStore for SqliteStore {
             .await
     }
 
-    async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<(TaskId, i64)>, StoreError> {
-        let rows: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT task_id, generation FROM routes WHERE deadline_ms IS NOT NULL \
-             AND deadline_ms <= ? AND state IN ('retry_wait', 'waiting_for_reset') \
-             ORDER BY deadline_ms LIMIT ?",
-        )
+    async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<RouteRecord>, StoreError> {
+        let rows: Vec<RouteRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            route_columns!(),
+            " FROM routes WHERE deadline_ms IS NOT NULL AND deadline_ms <= ? \
+             AND state IN ('retry_wait', 'waiting_for_reset') ORDER BY deadline_ms LIMIT ?"
+        ))
         .bind(now_ms)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, generation)| (TaskId::new(id), generation))
-            .collect())
+        rows.into_iter().map(RouteRow::into_domain).collect()
     }
 
-    async fn next_deadline(&self) -> Result<Option<i64>, StoreError> {
+    async fn next_deadline(&self, after_ms: i64) -> Result<Option<i64>, StoreError> {
         Ok(sqlx::query_scalar(
             "SELECT MIN(deadline_ms) FROM routes WHERE deadline_ms IS NOT NULL \
-             AND state IN ('retry_wait', 'waiting_for_reset')",
+             AND deadline_ms > ? AND state IN ('retry_wait', 'waiting_for_reset')",
         )
+        .bind(after_ms)
         .fetch_one(&self.pool)
         .await?)
     }

@@ -84,6 +84,8 @@ impl TaskWriter {
             connection.pragma_update(None, "journal_mode", "WAL")?;
             connection.pragma_update(None, "synchronous", "FULL")?;
             connection.pragma_update(None, "foreign_keys", "ON")?;
+            // Savepoints keep their undo in memory rather than in a temporary file.
+            connection.pragma_update(None, "temp_store", "MEMORY")?;
             connection.set_prepared_statement_cache_capacity(64);
             Ok(connection)
         };
@@ -179,7 +181,7 @@ fn run(mut connection: Connection, jobs: &Receiver<Message>, gate: &Gate) {
             tracing::error!(error = %message, jobs = size, "a write batch failed");
         }
         for settle in settles {
-            settle(committed.as_ref().map(|()| ()).map_err(String::as_str));
+            settle(committed.as_ref().copied().map_err(String::as_str));
         }
         #[allow(clippy::cast_precision_loss)]
         metrics::histogram!("switchback_write_batch_jobs").record(size as f64);
