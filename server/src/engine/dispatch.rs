@@ -22,6 +22,9 @@ use crate::domain::{
 use crate::services::new_id;
 use crate::store::StoreError;
 
+/// How many times an attempt's outcome is offered to a failing database.
+const FINISH_TRIES: u32 = 30;
+
 /// What to send, and what it was.
 struct Sending {
     attempt: Attempt,
@@ -32,15 +35,28 @@ impl Engine {
     /// Receive routes and dispatch each, with a bounded number of calls in flight:
     /// once a call may start, the due lane goes first.
     pub(super) async fn run_dispatcher(self, mut lanes: Lanes) {
+        let mut picks: u64 = 0;
         loop {
             let Ok(permit) = self.inner.permits.clone().acquire_owned().await else {
                 return;
             };
-            let id = tokio::select! {
-                biased;
-                Some(id) = lanes.due.recv() => id,
-                Some(id) = lanes.fresh.recv() => id,
-                else => return,
+            // Due routes first, but every eighth pick goes to a new task if one
+            // waits, so retries alone never keep new work out.
+            picks += 1;
+            let fresh_turn = picks.is_multiple_of(8);
+            let waiting_fresh = if fresh_turn {
+                lanes.fresh.try_recv().ok()
+            } else {
+                None
+            };
+            let id = match waiting_fresh {
+                Some(id) => id,
+                None => tokio::select! {
+                    biased;
+                    Some(id) = lanes.due.recv() => id,
+                    Some(id) = lanes.fresh.recv() => id,
+                    else => return,
+                },
             };
             let engine = self.clone();
             let span = tracing::info_span!("route", task_id = %id);
@@ -167,6 +183,11 @@ impl Engine {
         let sending = self.prepare(&task, &progress, probe);
         let attempt = sending.attempt.clone();
         let new_episode = record.route.new_episode;
+        // The call is registered before its start is committed: a stop that commits
+        // after the start finds it to cut, even before it is sent.
+        let starting = record.route.generation + 1;
+        let (abort, registration) = futures_util::future::AbortHandle::new_pair();
+        self.register_call(id, starting, abort);
         let applied = self
             .apply(
                 &task,
@@ -182,14 +203,21 @@ impl Engine {
                     }
                 },
             )
-            .await
-            .map_err(into_store_error)?;
-        let Applied::Committed(started) = applied else {
-            return Ok(());
-        };
-        // Committed as started: now send, and remember how to cancel it.
-        self.send(task.clone(), *started, sending, provider, permit)
             .await;
+        let Ok(Applied::Committed(started)) = applied else {
+            self.take_call(id, starting);
+            return applied.map(|_| ()).map_err(into_store_error);
+        };
+        // Committed as started: now send.
+        self.send(
+            task.clone(),
+            *started,
+            sending,
+            provider,
+            permit,
+            registration,
+        )
+        .await;
         Ok(())
     }
 
@@ -294,6 +322,7 @@ impl Engine {
         sending: Sending,
         provider: Option<crate::domain::Provider>,
         permit: tokio::sync::OwnedSemaphorePermit,
+        registration: futures_util::future::AbortRegistration,
     ) {
         let span = tracing::info_span!(
             "attempt",
@@ -308,7 +337,7 @@ impl Engine {
         let kind = provider
             .as_ref()
             .map_or("missing", |provider| provider.kind.as_str());
-        let call = tokio::spawn(
+        let call = tokio::spawn(futures_util::future::Abortable::new(
             async move {
                 let began = Instant::now();
                 let outcome = match &provider {
@@ -322,19 +351,17 @@ impl Engine {
                 (outcome, began.elapsed())
             }
             .instrument(span.clone()),
-        );
-        // A stop committed between the start and this registration left word: the
-        // call must not run.
-        if !self.register_call(&task.id, started.route.generation, call.abort_handle()) {
-            call.abort();
-        }
+            registration,
+        ));
         let joined = call.await;
         // Still ours, unless a stop took it: then the route has moved on, and what the
         // call brought back is dropped unevaluated.
         let current = self.take_call(&task.id, started.route.generation);
         let (outcome, elapsed) = match joined {
-            Ok(done) => done,
-            // Cancelled by `stop`: its commit already finished the attempt.
+            Ok(Ok(done)) => done,
+            // Cut by `stop` (or the runtime ending): the stop's commit finished the
+            // attempt.
+            Ok(Err(futures_util::future::Aborted)) => return,
             Err(error) if error.is_cancelled() => return,
             // A bug in an adapter: whether the call reached the provider is unknown,
             // so a person decides (the catalogue does not know this evidence).
@@ -350,18 +377,34 @@ impl Engine {
         metrics::histogram!("switchback_provider_call_seconds", "kind" => kind)
             .record(elapsed.as_secs_f64());
         let attempt = sending.attempt;
-        let result = if current {
-            self.finish(&task, started, attempt, outcome)
-                .instrument(span)
-                .await
-        } else {
+        if !current {
             tracing::info!(parent: &span, "the route moved on during the call: its outcome is dropped");
-            self.supersede(&attempt, self.now()).await
-        };
-        drop(permit);
-        if let Err(error) = result {
-            tracing::error!(error = %crate::error::chain(&error), "finishing an attempt failed");
         }
+        // The outcome is only in memory until it is written: a failing database is
+        // tried again (the commit is fenced, so a write that did land is not
+        // repeated), and the route is left running only if it never recovers (the
+        // next start holds it as interrupted).
+        for tries in 1.. {
+            let written = if current {
+                self.finish(&task, started.clone(), attempt.clone(), outcome.clone())
+                    .instrument(span.clone())
+                    .await
+            } else {
+                self.supersede(&attempt, self.now()).await
+            };
+            match written {
+                Ok(()) => break,
+                Err(error) if tries < FINISH_TRIES && error.may_pass() => {
+                    tracing::warn!(parent: &span, error = %crate::error::chain(&error), "writing an attempt's outcome failed; trying again in a second");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+                Err(error) => {
+                    tracing::error!(parent: &span, error = %crate::error::chain(&error), "writing an attempt's outcome failed; the route stays running until a restart holds it");
+                    break;
+                }
+            }
+        }
+        drop(permit);
     }
 
     /// Evaluate an attempt's outcome and commit what follows, fenced by the
@@ -547,7 +590,7 @@ impl Engine {
             }
         };
         match applied {
-            Ok(Applied::Committed(_)) => {}
+            Ok(Applied::Committed(_) | Applied::Answered(_)) => {}
             Ok(Applied::Stale(_)) => self.supersede(&attempt, now).await?,
             Err(rejection) => return Err(into_store_error(rejection)),
         }
@@ -560,9 +603,6 @@ impl Engine {
     /// An attempt whose route moved on: finish it, unevaluated, if nothing has (a
     /// stop already finished it as cancelled).
     async fn supersede(&self, attempt: &Attempt, now: api::Timestamp) -> Result<(), StoreError> {
-        // A stop that came after the call ended left word for a call that will
-        // never register: this attempt was it.
-        self.forget_stop(&attempt.task_id);
         let end = AttemptEnd::bare(AttemptOutcome::Superseded, now);
         self.inner.store.finish_attempt(&attempt.id, &end).await?;
         if attempt.probe {

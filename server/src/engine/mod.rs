@@ -75,22 +75,20 @@ impl Default for EngineSettings {
 /// What the engine did with a transition it was asked to make.
 #[derive(Debug)]
 pub enum Applied {
-    /// Committed: the route now, and the event's id.
+    /// Committed: the route now.
     Committed(Box<RouteRecord>),
+    /// Committed, and the task as the transition left it (read before anything
+    /// acted on it), as `Changes::read_back` asked.
+    Answered(Box<TaskDetail>),
     /// The route had moved on: nothing was written.
     Stale(Box<RouteRecord>),
 }
 
-/// A route's call, by what `stop` needs to know.
-enum InFlight {
-    /// A call in flight for the attempt started at `generation`: what cancels it.
-    Call {
-        generation: i64,
-        abort: tokio::task::AbortHandle,
-    },
-    /// A stop committed while the route was at `generation`, before its call was
-    /// registered: the call must not run.
-    Stopped { generation: i64 },
+/// A route's call, registered before its start is committed: what cuts it.
+struct InFlight {
+    /// The generation its attempt started at.
+    generation: i64,
+    abort: futures_util::future::AbortHandle,
 }
 
 struct Inner {
@@ -219,13 +217,22 @@ impl Engine {
     /// the first task of a repeated idempotency key (`false`).
     pub async fn create_task(&self, mut write: TaskWrite) -> Result<(TaskDetail, bool), AppError> {
         write.after = self.publisher(write.event_json.as_str().into());
-        let (detail, event_id) = self.inner.store.create_task(write).await?;
-        self.keep_snapshot(detail.task.clone());
-        // A repeat hands a still-queued first task over again: dispatching is fenced.
-        if detail.route.route.state == RouteState::Queued {
-            self.enqueue(detail.task.id.clone(), Lane::Fresh);
-        }
-        Ok((detail, event_id.is_some()))
+        // On its own, like every commit: a caller that goes away leaves no task
+        // undispatched.
+        let engine = self.clone();
+        let created = tokio::spawn(async move {
+            let (detail, event_id) = engine.inner.store.create_task(write).await?;
+            engine.keep_snapshot(detail.task.clone());
+            // A repeat hands a still-queued first task over again: dispatching is
+            // fenced.
+            if detail.route.route.state == RouteState::Queued {
+                engine.enqueue(detail.task.id.clone(), Lane::Fresh);
+            }
+            Ok::<_, StoreError>((detail, event_id.is_some()))
+        })
+        .await
+        .unwrap_or_else(|_| Err(StoreError::Write("creating a task panicked".to_owned())))?;
+        Ok(created)
     }
 
     /// A follow-up turn on a completed task: queued on the candidate that served the
@@ -250,6 +257,7 @@ impl Engine {
                 RouteEvent::NewTurn,
                 Changes {
                     new_turn: Some(turn),
+                    read_back: true,
                     ..Changes::default()
                 },
                 |record| {
@@ -263,6 +271,7 @@ impl Engine {
             )
             .await;
         match applied {
+            Ok(Applied::Answered(detail)) => Ok(*detail),
             Ok(Applied::Committed(_)) => Ok(self.inner.store.get_task(id).await?),
             Ok(Applied::Stale(current)) => {
                 Err(ApiError::not_allowed_now("A new turn", current.route.state).into())
@@ -303,6 +312,7 @@ impl Engine {
                 RouteEvent::Action(action),
                 Changes {
                     finish_attempt,
+                    read_back: true,
                     ..Changes::default()
                 },
                 |record| {
@@ -314,8 +324,12 @@ impl Engine {
             )
             .await;
         match applied {
-            Ok(Applied::Committed(_)) => {
+            Ok(Applied::Answered(detail)) => {
                 // The route may have been a probe that others wait for.
+                self.unpark();
+                Ok(*detail)
+            }
+            Ok(Applied::Committed(_)) => {
                 self.unpark();
                 Ok(self.inner.store.get_task(id).await?)
             }
@@ -379,39 +393,74 @@ impl Engine {
             event_json,
         };
         // Publication happens in the store, right after the commit and in commit
-        // order (`after`); the rest of the effects here, once the commit is known.
-        match self
-            .inner
-            .store
-            .commit(record.route.generation, commit)
-            .await
-        {
-            Ok(_) => {}
+        // order (`after`); the rest of the effects once the commit is known. Both run
+        // on their own: a caller that goes away (a client hanging up) cannot leave a
+        // committed route without its effects.
+        let engine = self.clone();
+        let (task_id, from) = (task.id.clone(), record.route.generation);
+        let (state, effects) = (next.route.state, decided.effects);
+        let decision = match event {
+            RouteEvent::Failed(decision) | RouteEvent::NotSent(decision) => Some(decision.name()),
+            _ => None,
+        };
+        let read_back = changes.read_back;
+        let committed = tokio::spawn(async move {
+            let committed = engine.inner.store.commit(from, commit).await;
+            let mut answer = None;
+            if committed.is_ok() {
+                if read_back {
+                    answer = Some(engine.inner.store.get_task(&task_id).await);
+                }
+                engine.carry_out(&task_id, from, state, &effects, decision);
+            }
+            committed.map(|_| answer)
+        })
+        .await
+        .unwrap_or_else(|_| Err(StoreError::Write("a commit panicked".to_owned())));
+        match committed {
+            Ok(None) => Ok(Applied::Committed(Box::new(next))),
+            Ok(Some(answer)) => Ok(Applied::Answered(Box::new(
+                answer.map_err(Rejection::Store)?,
+            ))),
             Err(StoreError::StaleGeneration { current, .. }) => {
                 tracing::debug!(task_id = %task.id, event = event.name(), "stale transition dropped");
-                return Ok(Applied::Stale(current));
+                Ok(Applied::Stale(current))
             }
-            Err(error) => return Err(Rejection::Store(error)),
-        };
-        metrics::counter!("switchback_transitions_total", "to" => next.route.state.as_str())
-            .increment(1);
-        if let RouteEvent::Failed(decision) | RouteEvent::NotSent(decision) = event {
-            metrics::counter!("switchback_decisions_total", "decision" => decision.name())
-                .increment(1);
+            Err(error) => Err(Rejection::Store(error)),
         }
-        // Committed: now act, in the machine's order.
-        for effect in decided.effects {
+    }
+
+    /// A transition from generation `from` to `state` committed: count it, and act
+    /// in the machine's order.
+    fn carry_out(
+        &self,
+        id: &TaskId,
+        from: i64,
+        state: RouteState,
+        effects: &[RouteEffect],
+        decision: Option<&'static str>,
+    ) {
+        metrics::counter!("switchback_transitions_total", "to" => state.as_str()).increment(1);
+        if let Some(decision) = decision {
+            metrics::counter!("switchback_decisions_total", "decision" => decision).increment(1);
+        }
+        for effect in effects {
             match effect {
                 // Written, and published by the store once written.
                 RouteEffect::Persist | RouteEffect::Send | RouteEffect::Publish => {}
                 RouteEffect::ArmDeadline => self.inner.wake.notify_one(),
-                RouteEffect::Enqueue => self.enqueue(task.id.clone(), Lane::of(next.route.state)),
-                RouteEffect::CancelInFlight => {
-                    self.cancel_in_flight(&task.id, record.route.generation);
-                }
+                RouteEffect::Enqueue => self.enqueue(id.clone(), Lane::of(state)),
+                RouteEffect::CancelInFlight => self.cancel_in_flight(id, from),
             }
         }
-        Ok(Applied::Committed(Box::new(next)))
+        // A finished task's snapshot is read again if a new turn ever needs it.
+        if matches!(state, RouteState::Completed | RouteState::Stopped) {
+            self.inner
+                .snapshots
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .remove(id);
+        }
     }
 
     /// A task's snapshot, from memory when it was read (or written) before.
@@ -470,58 +519,42 @@ impl Engine {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Register the call of the attempt started at `generation`, so a stop can
-    /// cancel it. Answers `false` if a stop came first (the call must not run).
-    fn register_call(&self, id: &TaskId, generation: i64, abort: tokio::task::AbortHandle) -> bool {
-        let mut in_flight = self.in_flight();
-        if matches!(
-            in_flight.get(id),
-            Some(InFlight::Stopped { generation: stopped }) if *stopped >= generation
-        ) {
-            in_flight.remove(id);
-            return false;
-        }
-        in_flight.insert(id.clone(), InFlight::Call { generation, abort });
-        true
+    /// Register the call of the attempt about to start at `generation`, so a stop
+    /// can cut it from then on (before it is sent, too).
+    fn register_call(
+        &self,
+        id: &TaskId,
+        generation: i64,
+        abort: futures_util::future::AbortHandle,
+    ) {
+        self.in_flight()
+            .insert(id.clone(), InFlight { generation, abort });
     }
 
-    /// Take back the call of the attempt started at `generation` once it returned.
-    /// Answers `false` if a stop took it first (the route has moved on).
+    /// Take back the call of the attempt started at `generation` (it returned, or
+    /// never started). Answers `false` if a stop took it first (the route has moved
+    /// on).
     fn take_call(&self, id: &TaskId, generation: i64) -> bool {
         let mut in_flight = self.in_flight();
-        let ours = matches!(
-            in_flight.get(id),
-            Some(InFlight::Call { generation: registered, .. }) if *registered == generation
-        );
+        let ours = in_flight
+            .get(id)
+            .is_some_and(|call| call.generation == generation);
         if ours {
             in_flight.remove(id);
         }
         ours
     }
 
-    /// Forget the word a stop left, once its attempt is settled.
-    fn forget_stop(&self, id: &TaskId) {
-        let mut in_flight = self.in_flight();
-        if matches!(in_flight.get(id), Some(InFlight::Stopped { .. })) {
-            in_flight.remove(id);
-        }
-    }
-
-    /// Cancel the call in flight for a route stopped at `generation`; if it is not
-    /// registered yet, leave word so it never runs.
+    /// Cut the call of a route stopped while running at `generation`.
     fn cancel_in_flight(&self, id: &TaskId, generation: i64) {
         let mut in_flight = self.in_flight();
-        match in_flight.remove(id) {
-            Some(InFlight::Call {
-                generation: started,
-                abort,
-            }) => {
-                tracing::info!(task_id = %id, generation = started, "in-flight call cancelled");
-                abort.abort();
-            }
-            Some(InFlight::Stopped { .. }) | None => {
-                in_flight.insert(id.clone(), InFlight::Stopped { generation });
-            }
+        if in_flight
+            .get(id)
+            .is_some_and(|call| call.generation <= generation)
+            && let Some(call) = in_flight.remove(id)
+        {
+            tracing::info!(task_id = %id, generation = call.generation, "in-flight call cancelled");
+            call.abort.abort();
         }
     }
 
@@ -575,6 +608,9 @@ struct Changes {
     complete_turn: Option<(u32, String, bool, crate::domain::Producer)>,
     new_turn: Option<Turn>,
     circuit: Option<crate::domain::CircuitChange>,
+    /// Answer the task as the transition left it (for a person's action, whose
+    /// answer shows what they did, not what the dispatcher did a moment later).
+    read_back: bool,
 }
 
 /// Why a transition was not made.
@@ -619,48 +655,72 @@ mod tests {
         (dir, engine)
     }
 
-    fn pending_call() -> tokio::task::JoinHandle<()> {
-        tokio::spawn(std::future::pending::<()>())
+    /// A call as the dispatcher spawns it: abortable, and saying whether it ran.
+    fn call(
+        registration: futures_util::future::AbortRegistration,
+        ran: Arc<std::sync::atomic::AtomicBool>,
+        forever: bool,
+    ) -> tokio::task::JoinHandle<Result<(), futures_util::future::Aborted>> {
+        tokio::spawn(futures_util::future::Abortable::new(
+            async move {
+                ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                if forever {
+                    std::future::pending::<()>().await;
+                }
+            },
+            registration,
+        ))
     }
 
     #[tokio::test]
-    async fn a_stop_cancels_the_call_registered_before_it() {
+    async fn a_stop_cuts_the_call_in_flight() {
         let (_dir, engine) = engine().await;
         let id = TaskId::new("t");
-        let call = pending_call();
-        assert!(engine.register_call(&id, 3, call.abort_handle()));
+        let (abort, registration) = futures_util::future::AbortHandle::new_pair();
+        engine.register_call(&id, 3, abort);
+        let ran = Arc::default();
+        let call = call(registration, Arc::clone(&ran), true);
+        tokio::task::yield_now().await;
         engine.cancel_in_flight(&id, 3);
-        assert!(call.await.unwrap_err().is_cancelled(), "the call was cut");
+        assert!(call.await.unwrap().is_err(), "the call was cut");
         assert!(!engine.take_call(&id, 3), "and is no longer the route's");
-        assert!(engine.in_flight().get(&id).is_none());
+        assert!(engine.in_flight().is_empty());
     }
 
     #[tokio::test]
-    async fn a_stop_before_the_call_registers_keeps_it_from_running() {
+    async fn a_stop_between_the_start_and_the_send_keeps_the_call_from_running() {
         let (_dir, engine) = engine().await;
         let id = TaskId::new("t");
+        let (abort, registration) = futures_util::future::AbortHandle::new_pair();
+        engine.register_call(&id, 3, abort);
         engine.cancel_in_flight(&id, 3);
-        let call = pending_call();
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let call = call(registration, Arc::clone(&ran), false);
+        assert!(call.await.unwrap().is_err(), "cut before it started");
         assert!(
-            !engine.register_call(&id, 3, call.abort_handle()),
-            "the stop came first"
+            !ran.load(std::sync::atomic::Ordering::SeqCst),
+            "it never ran"
         );
-        call.abort();
-        assert!(engine.in_flight().get(&id).is_none(), "the word is used up");
+        assert!(!engine.take_call(&id, 3));
     }
 
     #[tokio::test]
-    async fn a_call_that_returns_unstopped_is_its_routes() {
+    async fn a_call_is_its_routes_unless_a_stop_of_its_generation_took_it() {
         let (_dir, engine) = engine().await;
         let id = TaskId::new("t");
-        let call = tokio::spawn(async {});
-        assert!(engine.register_call(&id, 3, call.abort_handle()));
-        call.await.unwrap();
-        assert!(engine.take_call(&id, 3));
-        // A stop after the call ended leaves word, forgotten once the attempt settles.
-        engine.cancel_in_flight(&id, 3);
-        assert!(engine.in_flight().get(&id).is_some());
-        engine.forget_stop(&id);
-        assert!(engine.in_flight().get(&id).is_none());
+        let (abort, registration) = futures_util::future::AbortHandle::new_pair();
+        engine.register_call(&id, 3, abort);
+        // A stop from before this attempt's start (it lost to the start) cuts nothing.
+        engine.cancel_in_flight(&id, 2);
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        assert!(
+            call(registration, Arc::clone(&ran), false)
+                .await
+                .unwrap()
+                .is_ok()
+        );
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(engine.take_call(&id, 3), "it came back to its route");
+        assert!(engine.in_flight().is_empty(), "and nothing is left behind");
     }
 }

@@ -25,6 +25,21 @@ const BATCH: u32 = 512;
 /// Due routes fired at once.
 const FIRING: usize = 128;
 
+/// A route being fired; unmarked when dropped, however the firing ends.
+struct Firing {
+    set: Arc<Mutex<HashSet<TaskId>>>,
+    id: TaskId,
+}
+
+impl Drop for Firing {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(&self.id);
+    }
+}
+
 impl Engine {
     /// Fire due deadlines forever.
     pub(super) async fn run_scheduler(self) {
@@ -54,19 +69,24 @@ impl Engine {
                 let Ok(permit) = permits.clone().acquire_owned().await else {
                     return;
                 };
-                let (engine, firing) = (self.clone(), firing.clone());
+                let engine = self.clone();
+                let marked = Firing {
+                    set: firing.clone(),
+                    id: record.task_id.clone(),
+                };
                 tokio::spawn(async move {
-                    let id = record.task_id.clone();
-                    if let Err(error) = engine.fire(record).await {
-                        tracing::error!(task_id = %id, error = %crate::error::chain(&error), "firing a deadline failed");
-                        // Still due: look again.
+                    let fired = engine.fire(record).await;
+                    // No longer firing (even on a panic: `Firing` unmarks it when dropped).
+                    let id = marked.id.clone();
+                    drop(marked);
+                    drop(permit);
+                    if let Err(error) = fired {
+                        // Still due: look again in a second, rather than spin on a
+                        // failing database.
+                        tracing::error!(task_id = %id, error = %crate::error::chain(&error), "firing a deadline failed; trying again in a second");
+                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
                         engine.inner.wake.notify_one();
                     }
-                    firing
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .remove(&id);
-                    drop(permit);
                 });
             }
             if backlog {

@@ -2,7 +2,8 @@
 //! engine will add tasks and routes), one driver per database (SQLite now,
 //! PostgreSQL for replicas later), one conformance suite run against each.
 //!
-//! Every store method is one transaction. Every write that depends on a read
+//! Every store method writes in one transaction (a commit found stale, or a
+//! repeated idempotency key, is read back after it). Every write that depends on a read
 //! is guarded in SQL: updates name the revision they were computed from
 //! (`WHERE id = ? AND revision = ?`), and zero rows is told apart in one
 //! place as [`StoreError::NotFound`] (the row is gone) or
@@ -112,6 +113,14 @@ pub enum StoreError {
     /// with it), or the writer has stopped.
     #[error("database write failed: {0}")]
     Write(String),
+}
+
+impl StoreError {
+    /// Whether the same write may succeed if tried again (the database failed, not
+    /// the write).
+    pub fn may_pass(&self) -> bool {
+        matches!(self, Self::Database(_) | Self::Sqlite(_) | Self::Write(_))
+    }
 }
 
 /// The providers.

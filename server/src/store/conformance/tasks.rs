@@ -380,11 +380,19 @@ pub async fn concurrent_commits_keep_their_order(store: &dyn Store) {
     let mut stale = commit(route(&tasks[0].id, RouteState::Stopped, 6));
     stale.after = hook(-1);
     commits.push((5, stale));
-    let results = futures_util::future::join_all(
-        commits
-            .into_iter()
-            .map(|(expected, commit)| store.commit(expected, commit)),
-    )
+    let results = futures_util::future::join_all(commits.into_iter().map(|(expected, commit)| {
+        let seen = seen.clone();
+        async move {
+            let result = store.commit(expected, commit).await;
+            if let Ok(id) = &result {
+                assert!(
+                    seen.lock().unwrap().iter().any(|(_, seen)| seen == id),
+                    "{id} ran its after-commit step before its writer heard"
+                );
+            }
+            result
+        }
+    }))
     .await;
 
     let seen = seen.lock().unwrap().clone();

@@ -582,9 +582,8 @@ impl TaskStore for SqliteStore {
             "SELECT ",
             route_columns!(),
             ", (SELECT json_group_array(json_array(number, prompt, answer, truncated, \
-             candidate_index, candidate_id, model, created_at_ms, completed_at_ms)) \
-             FROM (SELECT * FROM turns WHERE turns.task_id = routes.task_id ORDER BY number)) \
-             AS turns_json, \
+             candidate_index, candidate_id, model, created_at_ms, completed_at_ms) \
+             ORDER BY number) FROM turns WHERE turns.task_id = routes.task_id) AS turns_json, \
              (SELECT json_group_array(json_array(candidate_index, calls)) \
              FROM (SELECT candidate_index, COUNT(*) AS calls FROM attempts \
              WHERE attempts.task_id = routes.task_id GROUP BY candidate_index)) AS calls_json \

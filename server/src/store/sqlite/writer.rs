@@ -17,6 +17,7 @@
 //! writer (profiles and providers, through sqlx) takes the same [`Gate`], so the
 //! two never meet SQLite's busy handler.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
@@ -58,8 +59,8 @@ type Job = Box<dyn for<'c> FnOnce(Result<&'c Connection, &'c str>) -> Done + Sen
 
 enum Message {
     Job(Job),
-    /// Write what came before, then end the thread (closing its connection).
-    Close,
+    /// Write what came before, end the thread (closing its connection), then say so.
+    Close(oneshot::Sender<()>),
 }
 
 /// The handle to the writer thread: cheap to clone.
@@ -107,16 +108,21 @@ impl TaskWriter {
         after: impl FnOnce(&T) + Send + 'static,
     ) -> Result<T, StoreError> {
         let (reply, answer) = oneshot::channel();
+        // A panic in a job or its `after` is this job's failure, never the thread's:
+        // the writer goes on for everyone else.
         let job: Job = Box::new(move |connection| {
             let worked = match connection {
-                Ok(connection) => work(connection),
+                Ok(connection) => catch_unwind(AssertUnwindSafe(|| work(connection)))
+                    .unwrap_or_else(|_| Err(StoreError::Write("a write panicked".to_owned()))),
                 Err(message) => Err(StoreError::Write(message.to_owned())),
             };
             match worked {
                 Ok(value) => Done::Keep(Box::new(move |committed| {
                     let _ = reply.send(match committed {
                         Ok(()) => {
-                            after(&value);
+                            if catch_unwind(AssertUnwindSafe(|| after(&value))).is_err() {
+                                tracing::error!("a write's after-commit step panicked");
+                            }
                             Ok(value)
                         }
                         Err(message) => Err(StoreError::Write(message.to_owned())),
@@ -131,9 +137,13 @@ impl TaskWriter {
         answer.await.unwrap_or_else(|_| Err(stopped()))
     }
 
-    /// Write what is queued, then stop the thread; later writes fail.
+    /// Write what is queued, then stop the thread and close its connection; later
+    /// writes fail. Answers once it is done.
     pub(super) async fn close(&self) {
-        let _ = self.send(Message::Close).await;
+        let (done, closed) = oneshot::channel();
+        if self.send(Message::Close(done)).await.is_ok() {
+            let _ = closed.await;
+        }
     }
 
     /// Queue a message; while the queue is full, wait for room.
@@ -157,17 +167,22 @@ fn stopped() -> StoreError {
 
 /// Write batches until every handle is gone.
 fn run(mut connection: Connection, jobs: &Receiver<Message>, gate: &Gate) {
-    let mut closing = false;
-    while !closing {
-        let Ok(Message::Job(first)) = jobs.recv() else {
-            return;
+    let mut closing = None;
+    while closing.is_none() {
+        let first = match jobs.recv() {
+            Ok(Message::Job(job)) => job,
+            Ok(Message::Close(done)) => {
+                closing = Some(done);
+                break;
+            }
+            Err(_) => return,
         };
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match jobs.try_recv() {
                 Ok(Message::Job(job)) => batch.push(job),
-                Ok(Message::Close) => {
-                    closing = true;
+                Ok(Message::Close(done)) => {
+                    closing = Some(done);
                     break;
                 }
                 Err(_) => break,
@@ -185,6 +200,10 @@ fn run(mut connection: Connection, jobs: &Receiver<Message>, gate: &Gate) {
         }
         #[allow(clippy::cast_precision_loss)]
         metrics::histogram!("switchback_write_batch_jobs").record(size as f64);
+    }
+    drop(connection);
+    if let Some(done) = closing {
+        let _ = done.send(());
     }
 }
 
