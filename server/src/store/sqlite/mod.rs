@@ -314,6 +314,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_panicking_write_fails_alone_and_the_writer_goes_on() {
+        let (_dir, _url, store) = open_temp().await;
+        let panicked = store
+            .tasks
+            .write(
+                |_| -> Result<(), StoreError> { panic!("a bug in a write") },
+                |()| {},
+            )
+            .await;
+        assert!(
+            matches!(panicked, Err(StoreError::Write(_))),
+            "{panicked:?}"
+        );
+        let after_panicked = store
+            .tasks
+            .write(|_| Ok(7), |_: &i32| panic!("a bug after a commit"))
+            .await;
+        assert_eq!(after_panicked.unwrap(), 7, "committed, and said so");
+        let next = store
+            .tasks
+            .write(
+                |connection| {
+                    Ok(connection
+                        .prepare_cached("SELECT COUNT(*) FROM tasks")?
+                        .query_row([], |row| row.get::<_, i64>(0))?)
+                },
+                |_| {},
+            )
+            .await;
+        assert_eq!(next.unwrap(), 0, "the writer still writes");
+        store.close().await;
+        let closed = store.tasks.write(|_| Ok(()), |()| {}).await;
+        assert!(
+            matches!(closed, Err(StoreError::Write(_))),
+            "closed: {closed:?}"
+        );
+    }
+
+    #[tokio::test]
     async fn concurrent_commits_keep_their_order() {
         let (_dir, _url, store) = open_temp().await;
         conformance::concurrent_commits_keep_their_order(&store).await;
