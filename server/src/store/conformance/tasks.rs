@@ -44,6 +44,26 @@ fn commit(record: RouteRecord) -> RouteCommit {
     }
 }
 
+/// An attempt `id` of `task`'s first candidate, started at generation 1.
+fn attempt(task: &Task, id: &str) -> Attempt {
+    Attempt {
+        id: AttemptId::new(id),
+        task_id: task.id.clone(),
+        seq: 0,
+        turn: 1,
+        generation: 1,
+        candidate_index: 0,
+        candidate_id: task.candidates[0].id.clone(),
+        provider_id: task.candidates[0].provider_id.clone(),
+        model: "m".into(),
+        ordinal: None,
+        max_tokens: 100,
+        probe: false,
+        started_at: at(11_000),
+        end: None,
+    }
+}
+
 /// A profile `name` on its own provider, and a task on it.
 async fn task(store: &dyn Store, name: &str, key: Option<&str>) -> (ProfileId, Task, bool) {
     let provider = store
@@ -106,22 +126,7 @@ pub(super) async fn tasks(store: &dyn Store) {
     // The generation fence: a commit from generation 0 wins once; again, it is stale
     // and writes nothing (not its attempt, not its event).
     let events_before = store.last_event_id().await.unwrap();
-    let started = Attempt {
-        id: AttemptId::new("alpha-a1"),
-        task_id: first.id.clone(),
-        seq: 0,
-        turn: 1,
-        generation: 1,
-        candidate_index: 0,
-        candidate_id: first.candidates[0].id.clone(),
-        provider_id: first.candidates[0].provider_id.clone(),
-        model: "m".into(),
-        ordinal: None,
-        max_tokens: 100,
-        probe: false,
-        started_at: at(11_000),
-        end: None,
-    };
+    let started = attempt(&first, "alpha-a1");
     let running = route(&first.id, RouteState::Running, 1);
     let mut with_attempt = commit(running.clone());
     with_attempt.start_attempt = Some(started.clone());
@@ -346,22 +351,6 @@ pub async fn concurrent_commits_keep_their_order(store: &dyn Store) {
     let hook = |tag: i64| {
         let seen = seen.clone();
         AfterCommit::new(move |id| seen.lock().unwrap().push((tag, id)))
-    };
-    let attempt = |task: &Task, id: &str| Attempt {
-        id: AttemptId::new(id),
-        task_id: task.id.clone(),
-        seq: 0,
-        turn: 1,
-        generation: 1,
-        candidate_index: 0,
-        candidate_id: task.candidates[0].id.clone(),
-        provider_id: task.candidates[0].provider_id.clone(),
-        model: "m".into(),
-        ordinal: None,
-        max_tokens: 100,
-        probe: false,
-        started_at: at(11_000),
-        end: None,
     };
     let mut commits = Vec::new();
     for (index, task) in tasks.iter().enumerate() {
