@@ -187,7 +187,10 @@ impl Engine {
         // after the start finds it to cut, even before it is sent.
         let starting = record.route.generation + 1;
         let (abort, registration) = futures_util::future::AbortHandle::new_pair();
-        self.register_call(id, starting, abort);
+        if !self.register_call(id, starting, abort) {
+            // Handed over twice: the other dispatch has it.
+            return Ok(());
+        }
         let applied = self
             .apply(
                 &task,

@@ -455,23 +455,13 @@ impl Engine {
         }
         // A finished task's snapshot is read again if a new turn ever needs it.
         if matches!(state, RouteState::Completed | RouteState::Stopped) {
-            self.inner
-                .snapshots
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .remove(id);
+            self.snapshots().remove(id);
         }
     }
 
     /// A task's snapshot, from memory when it was read (or written) before.
     async fn snapshot(&self, id: &TaskId) -> Result<Arc<Task>, StoreError> {
-        let kept = self
-            .inner
-            .snapshots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(id)
-            .cloned();
+        let kept = self.snapshots().get(id).cloned();
         match kept {
             Some(task) => Ok(task),
             None => Ok(self.keep_snapshot(self.inner.store.get_snapshot(id).await?)),
@@ -480,17 +470,20 @@ impl Engine {
 
     fn keep_snapshot(&self, task: Task) -> Arc<Task> {
         let task = Arc::new(task);
-        let mut snapshots = self
-            .inner
-            .snapshots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut snapshots = self.snapshots();
         // Bounded: forgetting them all now and then costs a read each, never a result.
         if snapshots.len() >= SNAPSHOTS_KEPT {
             snapshots.clear();
         }
         snapshots.insert(task.id.clone(), task.clone());
         task
+    }
+
+    fn snapshots(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Arc<Task>>> {
+        self.inner
+            .snapshots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// What publishes a route's live event once its write is durable.
@@ -520,15 +513,22 @@ impl Engine {
     }
 
     /// Register the call of the attempt about to start at `generation`, so a stop
-    /// can cut it from then on (before it is sent, too).
+    /// can cut it from then on (before it is sent, too). Answers `false`, leaving
+    /// the registered one alone, if the route already has a call on its way: a
+    /// route handed to the dispatcher twice is dispatched once.
     fn register_call(
         &self,
         id: &TaskId,
         generation: i64,
         abort: futures_util::future::AbortHandle,
-    ) {
-        self.in_flight()
-            .insert(id.clone(), InFlight { generation, abort });
+    ) -> bool {
+        match self.in_flight().entry(id.clone()) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(vacant) => {
+                vacant.insert(InFlight { generation, abort });
+                true
+            }
+        }
     }
 
     /// Take back the call of the attempt started at `generation` (it returned, or
@@ -677,7 +677,7 @@ mod tests {
         let (_dir, engine) = engine().await;
         let id = TaskId::new("t");
         let (abort, registration) = futures_util::future::AbortHandle::new_pair();
-        engine.register_call(&id, 3, abort);
+        assert!(engine.register_call(&id, 3, abort));
         let ran = Arc::default();
         let call = call(registration, Arc::clone(&ran), true);
         tokio::task::yield_now().await;
@@ -692,7 +692,7 @@ mod tests {
         let (_dir, engine) = engine().await;
         let id = TaskId::new("t");
         let (abort, registration) = futures_util::future::AbortHandle::new_pair();
-        engine.register_call(&id, 3, abort);
+        assert!(engine.register_call(&id, 3, abort));
         engine.cancel_in_flight(&id, 3);
         let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let call = call(registration, Arc::clone(&ran), false);
@@ -705,11 +705,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_second_dispatch_of_a_route_leaves_the_first_call_alone() {
+        let (_dir, engine) = engine().await;
+        let id = TaskId::new("t");
+        let (first, _) = futures_util::future::AbortHandle::new_pair();
+        let (second, _) = futures_util::future::AbortHandle::new_pair();
+        assert!(engine.register_call(&id, 3, first));
+        assert!(
+            !engine.register_call(&id, 3, second),
+            "the route already has a call on its way"
+        );
+        assert!(
+            engine.take_call(&id, 3),
+            "the first call is still the route's"
+        );
+    }
+
+    #[tokio::test]
     async fn a_call_is_its_routes_unless_a_stop_of_its_generation_took_it() {
         let (_dir, engine) = engine().await;
         let id = TaskId::new("t");
         let (abort, registration) = futures_util::future::AbortHandle::new_pair();
-        engine.register_call(&id, 3, abort);
+        assert!(engine.register_call(&id, 3, abort));
         // A stop from before this attempt's start (it lost to the start) cuts nothing.
         engine.cancel_in_flight(&id, 2);
         let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));

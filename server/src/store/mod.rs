@@ -1,5 +1,5 @@
-//! The durable store: one trait per aggregate (providers, profiles; the
-//! engine will add tasks and routes), one driver per database (SQLite now,
+//! The durable store: one trait per aggregate (providers, profiles, and tasks
+//! with their routes), one driver per database (SQLite now,
 //! PostgreSQL for replicas later), one conformance suite run against each.
 //!
 //! Every store method writes in one transaction (a commit found stale, or a

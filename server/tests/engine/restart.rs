@@ -77,3 +77,27 @@ async fn queued_routes_are_dispatched_on_start_once() {
         assert_eq!(view.attempts.len(), 1, "dispatched once: {id}");
     }
 }
+
+/// Tasks created before the engine starts are handed to the dispatcher twice (by
+/// their creation, then by the restart pass): each is dispatched once, and its
+/// call's outcome is its route's (the route completes rather than stay running).
+#[tokio::test]
+async fn a_route_handed_over_twice_is_dispatched_once_and_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("engine.db").display());
+    let h = Harness::unstarted(&url, T0).await;
+    // A slow provider: the first dispatch's call is still out when the second comes.
+    let provider = h
+        .simulated("sim", json!([{"reply": "ok", "delay_ms": 200}]))
+        .await;
+    let profile = h.profile(&[(&provider, "m", defaults())]).await;
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(h.task(&profile).await.id);
+    }
+    h.engine.start().await.unwrap();
+    for id in &ids {
+        let view = h.stored(id, RouteState::Completed).await;
+        assert_eq!(view.attempts.len(), 1, "dispatched once: {id}");
+    }
+}
