@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use api::{
-    ApiError, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest,
-    ProviderView,
+    ActionRequest, ApiError, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId,
+    ProviderRequest, ProviderView, TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
 };
 use leptos::prelude::use_context;
 
@@ -33,6 +33,16 @@ pub trait Backend: Send + Sync + 'static {
         id: Option<ProfileId>,
         request: ProfileRequest,
     ) -> Result<ProfileView, ApiError>;
+    /// Tasks newest first, as `GET /api/tasks` answers them.
+    async fn list_tasks(&self, query: TaskQuery) -> Result<TaskPage, ApiError>;
+    /// One task with its route, attempts and turns.
+    async fn get_task(&self, id: &TaskId) -> Result<TaskView, ApiError>;
+    /// Start a task, with the same checks as `POST /api/tasks`.
+    async fn create_task(&self, request: TaskRequest) -> Result<TaskView, ApiError>;
+    /// A person's action on a route, fenced by the generation they saw.
+    async fn act(&self, id: &TaskId, request: ActionRequest) -> Result<TaskView, ApiError>;
+    /// The server's clock: countdowns count to its deadlines.
+    fn now(&self) -> Timestamp;
 }
 
 /// The shared handle the server provides.

@@ -15,6 +15,7 @@ pub mod pages;
 pub mod providers;
 pub mod server_fns;
 mod shell;
+pub mod tasks;
 
 pub use shell::{App, OUTPUT_NAME, shell};
 

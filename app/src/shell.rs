@@ -6,7 +6,9 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 use crate::layout::TopBar;
-use crate::pages::{HomePage, NotFoundPage, ProfileEditPage, ProfilesPage, ProvidersPage};
+use crate::pages::{
+    HomePage, NotFoundPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage, TasksPage,
+};
 
 /// The base name of the browser bundle: `/pkg/switchback.js`,
 /// `/pkg/switchback_bg.wasm` and `/pkg/switchback.css`.
@@ -50,6 +52,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles/new") view=ProfileEditPage ssr=SsrMode::Async />
                     <Route path=path!("/profiles/:id") view=ProfileEditPage ssr=SsrMode::Async />
                     <Route path=path!("/providers") view=ProvidersPage ssr=SsrMode::Async />
+                    <Route path=path!("/tasks") view=TasksPage ssr=SsrMode::Async />
+                    <Route path=path!("/tasks/:id") view=TaskPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

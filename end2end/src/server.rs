@@ -15,52 +15,32 @@ use tempfile::TempDir;
 pub struct TestServer {
     child: Child,
     base_url: String,
-    _work_dir: TempDir,
+    work_dir: TempDir,
 }
 
 impl TestServer {
     /// Start the binary and wait until it says where it listens.
     pub fn start() -> anyhow::Result<Self> {
-        let binary = binary_path()?;
         let work_dir = tempfile::tempdir()?;
-        let database = format!(
-            "sqlite://{}",
-            work_dir.path().join("switchback.db").display()
-        );
-        let mut child = Command::new(&binary)
-            .args(["serve", "--bind", "127.0.0.1:0", "--database", &database])
-            .current_dir(work_dir.path())
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .with_context(|| format!("cannot start {}", binary.display()))?;
-
-        // Read the log on a thread for the whole run, so the pipe never fills.
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (address_tx, address_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.split("listening on ").nth(1) {
-                    let _ = address_tx.send(address.trim().to_string());
-                }
-                eprintln!("[switchback] {line}");
-            }
-        });
-        let base_url = match address_rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(url) => url,
-            Err(_) => {
-                let _ = child.kill();
-                bail!("switchback did not report its address within 30 s");
-            }
-        };
+        let (child, base_url) = spawn(work_dir.path(), "127.0.0.1:0")?;
         Ok(Self {
             child,
             base_url,
-            _work_dir: work_dir,
+            work_dir,
         })
+    }
+
+    /// Kill the process (SIGKILL: nothing is shut down gracefully) and start it
+    /// again on the same address and database, as a crash and a supervisor's
+    /// restart would.
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let address = self.base_url.trim_start_matches("http://").to_owned();
+        let (child, base_url) = spawn(self.work_dir.path(), &address)?;
+        self.child = child;
+        self.base_url = base_url;
+        Ok(())
     }
 
     /// `http://127.0.0.1:PORT` followed by `path`.
@@ -104,6 +84,42 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Start `switchback serve` in `work_dir` (its database there) on `bind`, and
+/// wait until it says where it listens.
+fn spawn(work_dir: &std::path::Path, bind: &str) -> anyhow::Result<(Child, String)> {
+    let binary = binary_path()?;
+    let database = format!("sqlite://{}", work_dir.join("switchback.db").display());
+    let mut child = Command::new(&binary)
+        .args(["serve", "--bind", bind, "--database", &database])
+        .current_dir(work_dir)
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+
+    // Read the log on a thread for the whole run, so the pipe never fills.
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (address_tx, address_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(address) = line.split("listening on ").nth(1) {
+                let _ = address_tx.send(address.trim().to_string());
+            }
+            eprintln!("[switchback] {line}");
+        }
+    });
+    match address_rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(url) => Ok((child, url)),
+        Err(_) => {
+            let _ = child.kill();
+            bail!("switchback did not report its address within 30 s")
+        }
     }
 }
 

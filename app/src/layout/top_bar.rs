@@ -11,6 +11,7 @@ pub fn TopBar() -> impl IntoView {
             <A href="/" attr:class="brand">"Switchback"</A>
             <nav aria-label="Main">
                 <ul>
+                    <li><A href="/tasks">"Tasks"</A></li>
                     <li><A href="/profiles">"Profiles"</A></li>
                     <li><A href="/providers">"Providers"</A></li>
                 </ul>

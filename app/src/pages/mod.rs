@@ -5,9 +5,13 @@ mod not_found;
 mod profile_edit;
 mod profiles;
 mod providers;
+mod task;
+mod tasks;
 
 pub use home::HomePage;
 pub use not_found::NotFoundPage;
 pub use profile_edit::ProfileEditPage;
 pub use profiles::ProfilesPage;
 pub use providers::ProvidersPage;
+pub use task::{ActionSubmission, TaskPage};
+pub use tasks::{TaskSubmission, TasksPage};

@@ -1,14 +1,22 @@
 //! Server functions: a few lines each over the [`crate::backend::Backend`].
 //! Called directly during server rendering, over HTTP from the browser.
 
+mod act_on_task;
+mod create_task;
 mod list_profiles;
 mod list_providers;
+mod list_tasks;
 mod load_profile_editor;
+mod load_task;
 mod save_profile;
 mod save_provider;
 
+pub use act_on_task::act_on_task;
+pub use create_task::create_task;
 pub use list_profiles::list_profiles;
 pub use list_providers::{ProvidersData, list_providers};
+pub use list_tasks::{TasksData, list_tasks};
 pub use load_profile_editor::load_profile_editor;
+pub use load_task::load_task;
 pub use save_profile::save_profile;
 pub use save_provider::save_provider;

@@ -2,8 +2,8 @@
 
 use api::read::Read;
 use api::{
-    ApiError, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest,
-    ProviderView,
+    ActionRequest, ApiError, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId,
+    ProviderRequest, ProviderView, TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
 };
 use app::backend::Backend;
 
@@ -58,5 +58,34 @@ impl Backend for Services {
             None => self.create_profile(request).await,
         }
         .map_err(AppError::into_api_error)
+    }
+
+    async fn list_tasks(&self, query: TaskQuery) -> Result<TaskPage, ApiError> {
+        Services::list_tasks(self, query)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn get_task(&self, id: &TaskId) -> Result<TaskView, ApiError> {
+        Services::get_task(self, id)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn create_task(&self, request: TaskRequest) -> Result<TaskView, ApiError> {
+        Services::create_task(self, Read::clean(&request), None)
+            .await
+            .map(|(task, _)| task)
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn act(&self, id: &TaskId, request: ActionRequest) -> Result<TaskView, ApiError> {
+        Services::act(self, id, Read::clean(&request))
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 }

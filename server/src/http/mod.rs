@@ -50,6 +50,8 @@ pub fn router(state: AppState) -> Router {
         .route("/profiles/{id}", post(forms::edit_profile))
         .route("/providers", post(forms::new_provider))
         .route("/providers/{id}", post(forms::edit_provider))
+        .route("/tasks", post(forms::new_task))
+        .route("/tasks/{id}/actions", post(forms::act))
         .leptos_routes_with_context(
             &state,
             routes,

@@ -5,6 +5,7 @@
 
 mod profiles;
 mod providers;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use leptos::prelude::provide_context;
 
 pub use profiles::{edit_profile, new_profile};
 pub use providers::{edit_provider, new_provider};
+pub use tasks::{act, new_task};
 
 use super::AppState;
 use crate::error::AppError;

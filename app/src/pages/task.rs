@@ -1,0 +1,413 @@
+use api::{ActionRequest, ApiError, AttemptView, RouteView, TaskId, TaskView, Timestamp};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use policy::route::{ManualAction, RouteState};
+
+use crate::components::ErrorNotice;
+use crate::server_fns::{act_on_task, load_task};
+use crate::tasks::live::{Connection, Live, use_route_events, use_server_clock};
+use crate::tasks::words::{
+    action_hint, action_label, candidate_label, clock_time, countdown, duration, relative,
+    retry_line, state_label, then_line,
+};
+
+/// Provided by the server when it renders the route view in answer to a plain
+/// form post: what became of the action.
+#[derive(Debug, Clone, Default)]
+pub struct ActionSubmission {
+    /// Why the action was refused (a stale generation, a state that does not
+    /// allow it).
+    pub notice: Option<String>,
+    /// A `Stop` was posted without its confirmation: ask for it.
+    pub confirm_stop: bool,
+}
+
+/// `/tasks/{id}`: the route view. The state, then what happens next, then why;
+/// the actions valid now; the attempts as a timeline; the turns. Live.
+#[component]
+pub fn TaskPage() -> impl IntoView {
+    let params = use_params_map();
+    let id =
+        Memo::new(move |_| params.with(|params| TaskId::new(params.get("id").unwrap_or_default())));
+    let data = Resource::new(move || id.get(), load_task);
+    view! {
+        <Title text="Task" />
+        <div class="page-heading">
+            <h1>"Task"</h1>
+            <a href="/tasks">"All tasks"</a>
+        </div>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || {
+                data.get()
+                    .map(|result| match result {
+                        Ok((task, read_at)) => view! { <RouteViewer task read_at /> }.into_any(),
+                        Err(error) => view! { <ErrorNotice error /> }.into_any(),
+                    })
+            }}
+        </Suspense>
+    }
+    .into_any()
+}
+
+/// One task, kept current by the events stream.
+#[component]
+fn RouteViewer(task: TaskView, read_at: Timestamp) -> impl IntoView {
+    let submission = use_context::<ActionSubmission>().unwrap_or_default();
+    let task = RwSignal::new(task);
+    let now = use_server_clock(read_at);
+    let notice = RwSignal::new(submission.notice.clone());
+    // Read the whole task again, unless something newer arrived meanwhile.
+    let reload = move || {
+        let id = task.with_untracked(|task| task.id.clone());
+        leptos::task::spawn_local(async move {
+            if let Ok((fresh, _)) = load_task(id).await {
+                task.update(|shown| {
+                    if fresh.route.generation >= shown.route.generation {
+                        *shown = fresh;
+                    }
+                });
+            }
+        });
+    };
+    let connection = use_route_events(move |live| match live {
+        Live::Route(route) => {
+            let ours = task.with_untracked(|task| {
+                task.id == route.task_id && route.generation > task.route.generation
+            });
+            if ours {
+                // The route at once (within the second); its history right after.
+                task.update(|task| task.route = *route);
+                reload();
+            }
+        }
+        Live::Resync => reload(),
+    });
+    let route = Memo::new(move |_| task.with(|task| task.route.clone()));
+    view! {
+        <RouteHeader task route now connection />
+        <p class="notice" role="alert" hidden=move || notice.with(Option::is_none)>
+            {move || notice.get()}
+        </p>
+        <Actions task route notice confirm_first=submission.confirm_stop />
+        <section class="card" aria-labelledby="history">
+            <h2 id="history">"Attempts"</h2>
+            {move || task.with(|task| view! { <Timeline attempts=task.attempts.clone() route=task.route.clone() /> })}
+        </section>
+        <section class="card" aria-labelledby="turns">
+            <h2 id="turns">"Turns"</h2>
+            {move || task.with(|task| {
+                task.turns
+                    .iter()
+                    .map(|turn| {
+                        let producer = match (turn.candidate_index, &turn.model) {
+                            (Some(index), Some(model)) => format!("Answered by {}", candidate_label(index, model)),
+                            _ => "No answer yet".to_owned(),
+                        };
+                        let truncated = turn.truncated.then_some(" (truncated at its token budget)");
+                        view! {
+                            <article class="turn">
+                                <h3>"Turn " {turn.number}</h3>
+                                <p class="prompt">{turn.prompt.clone()}</p>
+                                <p class="producer">{producer}{truncated}</p>
+                                {turn.answer.clone().map(|answer| view! { <p class="answer">{answer}</p> })}
+                            </article>
+                        }
+                    })
+                    .collect_view()
+            })}
+        </section>
+    }
+    .into_any()
+}
+
+/// State first, then what happens next, then why.
+#[component]
+fn RouteHeader(
+    task: RwSignal<TaskView>,
+    route: Memo<RouteView>,
+    now: Signal<Timestamp>,
+    connection: Connection,
+) -> impl IntoView {
+    let state = move || route.with(|route| route.state);
+    let badge_class = move || format!("badge state-{}", state().as_str());
+    let candidate =
+        move || route.with(|route| candidate_label(route.candidate_index, &route.model));
+    let next = move || {
+        task.with(|task| {
+            let route = &task.route;
+            let mut parts = Vec::new();
+            if let Some(retry) = retry_line(route) {
+                parts.push(retry);
+            }
+            if let Some(then) = then_line(route, &task.candidates) {
+                parts.push(then);
+            }
+            parts.join(" · ")
+        })
+    };
+    let deadline = move || {
+        route.with(|route| {
+            route
+                .deadline
+                .map(|deadline| (deadline, route.circuit_wait))
+        })
+    };
+    let failure = move || {
+        route.with(|route| match (route.code, route.class) {
+            (Some(code), Some(class)) => Some(format!(
+                "{} ({}){}",
+                code.as_str(),
+                class.as_str(),
+                route
+                    .catalogue
+                    .as_ref()
+                    .map(|version| format!(", catalogue {version}"))
+                    .unwrap_or_default()
+            )),
+            _ => None,
+        })
+    };
+    let cause = move || {
+        route.with(|route| match (route.state, route.cause) {
+            (RouteState::Held | RouteState::Stopped, Some(cause)) => Some(cause.describe()),
+            _ => None,
+        })
+    };
+    view! {
+        <section class="card route-header" aria-labelledby="route-state">
+            <p class="live-status" aria-hidden="true">
+                {move || if connection.0.get() { "Live" } else { "Not live: showing the page as it was read" }}
+            </p>
+            <h2 id="route-state" aria-live="polite">
+                <span class=badge_class>{move || state_label(state())}</span>
+                " on " <span class="candidate">{candidate}</span>
+            </h2>
+            <p class="next" hidden=move || next().is_empty()>{next}</p>
+            {move || deadline().map(|(deadline, circuit)| {
+                let what = if circuit { "The provider's circuit reopens at " } else { "Deadline " };
+                view! {
+                    <p class="deadline">
+                        {what}
+                        <time datetime=deadline.to_string()>{clock_time(deadline)}</time>
+                        " ("
+                        <span role="timer" class="countdown">{move || countdown(deadline, now.get())}</span>
+                        ")"
+                    </p>
+                }
+            })}
+            <dl class="facts">
+                <dt>"Last failure"</dt>
+                <dd>{move || failure().unwrap_or_else(|| "none".to_owned())}</dd>
+                {move || route.with(|route| route.safe_cause.clone()).map(|safe_cause| view! {
+                    <dt>"Provider said"</dt><dd class="safe-cause">{safe_cause}</dd>
+                })}
+                {move || cause().map(|cause| view! { <dt>"Why"</dt><dd class="cause">{cause}</dd> })}
+                <dt>"Generation"</dt>
+                <dd class="generation">{move || route.with(|route| route.generation.get())}</dd>
+                <dt>"Changed"</dt>
+                <dd>{move || route.with(|route| relative(route.updated_at, now.get()))}</dd>
+            </dl>
+        </section>
+    }
+}
+
+/// The actions valid now (the route machine's, as the server runs it), each
+/// sending the generation on screen. Plain form posts before hydration.
+#[component]
+fn Actions(
+    task: RwSignal<TaskView>,
+    route: Memo<RouteView>,
+    notice: RwSignal<Option<String>>,
+    confirm_first: bool,
+) -> impl IntoView {
+    let sending = RwSignal::new(None::<ManualAction>);
+    let confirming = RwSignal::new(confirm_first);
+    let act = Action::new(move |(id, request): &(TaskId, ActionRequest)| {
+        act_on_task(id.clone(), *request)
+    });
+    Effect::new(move |_| {
+        let Some(result) = act.value().get() else {
+            return;
+        };
+        sending.set(None);
+        match result {
+            Ok(fresh) => {
+                notice.set(None);
+                task.update(|shown| {
+                    if fresh.route.generation >= shown.route.generation {
+                        *shown = fresh;
+                    }
+                });
+            }
+            Err(ApiError::StaleGeneration { route, .. }) => {
+                notice.set(Some(format!(
+                    "The route changed before your click arrived: it is now {} (generation {}). Nothing was done.",
+                    state_label(route.state).to_lowercase(),
+                    route.generation
+                )));
+                let id = route.task_id.clone();
+                task.update(|shown| {
+                    if route.generation > shown.route.generation {
+                        shown.route = *route;
+                    }
+                });
+                leptos::task::spawn_local(async move {
+                    if let Ok((fresh, _)) = load_task(id).await {
+                        task.update(|shown| {
+                            if fresh.route.generation >= shown.route.generation {
+                                *shown = fresh;
+                            }
+                        });
+                    }
+                });
+            }
+            Err(other) => notice.set(Some(other.to_string())),
+        }
+    });
+    let send = move |action: ManualAction| {
+        let (id, generation) =
+            route.with_untracked(|route| (route.task_id.clone(), route.generation.get()));
+        sending.set(Some(action));
+        confirming.set(false);
+        act.dispatch((id, ActionRequest { action, generation }));
+    };
+    view! {
+        <section class="card actions" aria-labelledby="actions-heading">
+            <h2 id="actions-heading">"Actions"</h2>
+            {move || {
+                let route = route.get();
+                let valid = route.state.actions();
+                if valid.is_empty() {
+                    return view! { <p class="empty">"Nothing can be done now: the route has ended its turn."</p> }.into_any();
+                }
+                let candidates = task.with_untracked(|task| task.candidates.clone());
+                let post_to = format!("/tasks/{}/actions", route.task_id);
+                valid
+                    .iter()
+                    .map(|&action| {
+                        let hint = action_hint(action, &route, &candidates);
+                        let hint_id = format!("hint-{}", action.as_str());
+                        let generation = route.generation.get().to_string();
+                        let post_to = post_to.clone();
+                        let stop = action == ManualAction::Stop;
+                        view! {
+                            <form class="action" method="post" action=post_to
+                                on:submit=move |event| {
+                                    event.prevent_default();
+                                    if stop {
+                                        confirming.set(true);
+                                    } else {
+                                        send(action);
+                                    }
+                                }>
+                                <input type="hidden" name="action" value=action.as_str() />
+                                <input type="hidden" name="generation" value=generation />
+                                <button type="submit" class=if stop { "danger" } else { "" }
+                                    aria-describedby=hint_id.clone()
+                                    disabled=move || sending.get().is_some()>
+                                    {action_label(action)}
+                                </button>
+                                <span class="hint" id=hint_id>{hint}</span>
+                            </form>
+                        }
+                    })
+                    .collect_view()
+                    .into_any()
+            }}
+            {move || confirming.get().then(|| {
+                let route = route.get();
+                let generation = route.generation.get().to_string();
+                view! {
+                    <form class="confirm" method="post" action=format!("/tasks/{}/actions", route.task_id)
+                        role="alertdialog" aria-labelledby="confirm-stop"
+                        on:submit=move |event| {
+                            event.prevent_default();
+                            send(ManualAction::Stop);
+                        }>
+                        <p id="confirm-stop">"Stop this route for good? Nothing more will be tried, and a call in flight is cancelled."</p>
+                        <input type="hidden" name="action" value="stop" />
+                        <input type="hidden" name="generation" value=generation />
+                        <input type="hidden" name="confirmed" value="yes" />
+                        <button type="submit" class="danger" disabled=move || sending.get().is_some()>"Confirm stop"</button>
+                        <a class="button" href=format!("/tasks/{}", route.task_id)
+                            on:click=move |event| {
+                                event.prevent_default();
+                                confirming.set(false);
+                            }>"Keep it"</a>
+                    </form>
+                }
+            })}
+        </section>
+    }
+}
+
+/// The attempts, oldest first, one row each; waits drawn as gaps between them.
+#[component]
+fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
+    if attempts.is_empty() {
+        return view! { <p class="empty">"No attempt yet."</p> }.into_any();
+    }
+    let mut rows = Vec::new();
+    let mut previous_end: Option<Timestamp> = None;
+    for (number, attempt) in attempts.iter().enumerate() {
+        if let Some(end) = previous_end {
+            let waited = attempt.started_at.as_millis() - end.as_millis();
+            if waited >= 1 {
+                let what = if attempt.probe {
+                    "circuit wait, then this attempt probed it"
+                } else {
+                    "wait"
+                };
+                rows.push(
+                    view! {
+                        <li class="gap"><span>{format!("{what}: {}", duration(waited))}</span></li>
+                    }
+                    .into_any(),
+                );
+            }
+        }
+        previous_end = attempt.finished_at;
+        let outcome = attempt
+            .outcome
+            .clone()
+            .unwrap_or_else(|| "in flight".to_owned());
+        let outcome_class = format!("outcome outcome-{outcome}").replace(' ', "-");
+        let took = attempt
+            .finished_at
+            .map(|end| duration(end.as_millis() - attempt.started_at.as_millis()));
+        let failure = match (attempt.code, attempt.class) {
+            (Some(code), Some(class)) => Some(format!("{} ({})", code.as_str(), class.as_str())),
+            _ => None,
+        };
+        let ordinal = attempt.ordinal.map(|ordinal| format!(", retry {ordinal}"));
+        rows.push(view! {
+            <li class="attempt">
+                <p class="attempt-line">
+                    <strong>{format!("#{} ", number + 1)}{candidate_label(attempt.candidate_index, &attempt.model)}</strong>
+                    {ordinal}
+                    {attempt.probe.then_some(" (probe)")}
+                    " · "
+                    <span class=outcome_class>{outcome}</span>
+                </p>
+                <p class="attempt-times">
+                    <time datetime=attempt.started_at.to_string()>{clock_time(attempt.started_at)}</time>
+                    {took.map(|took| format!(" · took {took}"))}
+                </p>
+                {failure.map(|failure| view! { <p class="attempt-failure">{failure}
+                    {attempt.catalogue.clone().map(|version| format!(" · catalogue {version}"))}</p> })}
+                {attempt.safe_cause.clone().map(|cause| view! { <p class="safe-cause">{cause}</p> })}
+                {attempt.decision.clone().map(|decision| view! { <p class="decision">"Decision: " {decision}</p> })}
+            </li>
+        }.into_any());
+    }
+    if route.state.has_deadline() {
+        let what = if route.circuit_wait {
+            "waiting on the provider's circuit"
+        } else {
+            "waiting"
+        };
+        rows.push(view! { <li class="gap current"><span>{what}</span></li> }.into_any());
+    }
+    view! { <ol class="timeline">{rows}</ol> }.into_any()
+}

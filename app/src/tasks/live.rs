@@ -1,0 +1,103 @@
+//! The browser's side of live routes: the events stream (`GET /api/events`) and
+//! a clock that counts to the server's deadlines. On the server, and before
+//! hydration, neither does anything: the page renders as it was read.
+
+use api::{RouteView, Timestamp};
+use leptos::prelude::*;
+
+/// What the events stream tells a page.
+#[derive(Debug, Clone)]
+pub enum Live {
+    /// A committed transition.
+    Route(Box<RouteView>),
+    /// Events were missed and cannot be replayed (or the stream reconnected):
+    /// read everything again.
+    Resync,
+}
+
+/// Whether the page is receiving live events; `false` until the stream opens.
+#[derive(Debug, Clone, Copy)]
+pub struct Connection(pub ReadSignal<bool>);
+
+/// Call `on` with every live event for as long as the calling component lives.
+/// The browser's `EventSource` reconnects by itself, sending `Last-Event-ID`, so
+/// the server replays what was missed or says to resync; each time the stream
+/// opens the page also resyncs once: the first time because the page's data was
+/// read before the subscription began, later because a page cannot know what a
+/// restarted server still holds.
+pub fn use_route_events(on: impl Fn(Live) + Clone + 'static) -> Connection {
+    let (connected, set_connected) = signal(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| subscribe(on.clone(), set_connected));
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (on, set_connected);
+    }
+    Connection(connected)
+}
+
+#[cfg(feature = "hydrate")]
+fn subscribe(on: impl Fn(Live) + Clone + 'static, set_connected: WriteSignal<bool>) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+
+    let Ok(source) = web_sys::EventSource::new("/api/events") else {
+        return;
+    };
+    let on_route = {
+        let on = on.clone();
+        Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+            let Some(data) = event.data().as_string() else {
+                return;
+            };
+            if let Ok(route) = serde_json::from_str::<RouteView>(&data) {
+                on(Live::Route(Box::new(route)));
+            }
+        })
+    };
+    let on_resync = {
+        let on = on.clone();
+        Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |_: web_sys::MessageEvent| {
+            on(Live::Resync);
+        })
+    };
+    // Every opening resyncs: the first closes the gap between reading the page's
+    // data and subscribing, a later one whatever a restarted server cannot replay.
+    let on_open = Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
+        set_connected.set(true);
+        on(Live::Resync);
+    });
+    let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
+        set_connected.set(false);
+    });
+    let _ = source.add_event_listener_with_callback("route", on_route.as_ref().unchecked_ref());
+    let _ = source.add_event_listener_with_callback("resync", on_resync.as_ref().unchecked_ref());
+    source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    // Closed with the page; the closures live exactly as long as the source.
+    let kept = send_wrapper::SendWrapper::new((source, on_route, on_resync, on_open, on_error));
+    on_cleanup(move || kept.0.close());
+}
+
+/// The server's time now, ticking every second in the browser: the server's
+/// clock when the page's data was read, plus the time elapsed here since then.
+/// A countdown so counts to the server's deadline, whatever this machine's
+/// clock says.
+pub fn use_server_clock(read_at: Timestamp) -> Signal<Timestamp> {
+    let (now, set_now) = signal(read_at);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let local_start = web_sys::js_sys::Date::now();
+        let tick = move || {
+            let elapsed = (web_sys::js_sys::Date::now() - local_start) as i64;
+            set_now.set(read_at.plus_millis(elapsed));
+        };
+        tick();
+        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(1)) {
+            on_cleanup(move || handle.clear());
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = set_now;
+    now.into()
+}

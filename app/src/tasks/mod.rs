@@ -1,0 +1,4 @@
+//! Tasks and their routes on the page: words, live events, the server's clock.
+
+pub mod live;
+pub mod words;

@@ -1,0 +1,236 @@
+//! A route in words: what the task list and the route view say, the same on
+//! the server and in the browser. Pure, so it is tested here.
+
+use api::{RouteView, TaskCandidateView, Timestamp};
+use policy::OnExhausted;
+use policy::route::{ManualAction, RouteState};
+
+/// The state as a badge says it.
+pub fn state_label(state: RouteState) -> &'static str {
+    match state {
+        RouteState::Queued => "Queued",
+        RouteState::Running => "Running",
+        RouteState::RetryWait => "Waiting to retry",
+        RouteState::WaitingForReset => "Waiting for reset",
+        RouteState::Retrying => "Retrying",
+        RouteState::Held => "Held for a person",
+        RouteState::Completed => "Completed",
+        RouteState::Stopped => "Stopped",
+    }
+}
+
+/// What an action's button says (the accessible names of SPEC 6).
+pub fn action_label(action: ManualAction) -> &'static str {
+    match action {
+        ManualAction::RetryNow => "Retry now",
+        ManualAction::SkipNow => "Skip now",
+        ManualAction::CancelWait => "Cancel wait",
+        ManualAction::Stop => "Stop",
+    }
+}
+
+/// `Candidate N: MODEL`, N from 1.
+pub fn candidate_label(index: u32, model: &str) -> String {
+    format!("Candidate {}: {model}", index + 1)
+}
+
+/// The next enabled candidate after `index`, labelled.
+pub fn next_candidate(candidates: &[TaskCandidateView], index: u32) -> Option<String> {
+    candidates
+        .iter()
+        .enumerate()
+        .skip(index as usize + 1)
+        .find(|(_, candidate)| candidate.enabled)
+        .map(|(position, candidate)| candidate_label(position as u32, &candidate.model))
+}
+
+/// What an action will do, said beside its button.
+pub fn action_hint(
+    action: ManualAction,
+    route: &RouteView,
+    candidates: &[TaskCandidateView],
+) -> String {
+    let current = candidate_label(route.candidate_index, &route.model);
+    match action {
+        ManualAction::RetryNow => format!("Sends to {current} now."),
+        ManualAction::SkipNow => match next_candidate(candidates, route.candidate_index) {
+            Some(next) => format!("Moves to {next}."),
+            None => "No enabled candidate is left: the route stops.".to_owned(),
+        },
+        ManualAction::CancelWait => "Cancels the wait and holds the route for a person.".to_owned(),
+        ManualAction::Stop => "Ends the route; a call in flight is cancelled.".to_owned(),
+    }
+}
+
+/// "retry 2 of 3", when a retry is pending or dispatching.
+pub fn retry_line(route: &RouteView) -> Option<String> {
+    let ordinal = route.retry_ordinal?;
+    Some(match route.max_retries {
+        Some(max) => format!("retry {ordinal} of {max}"),
+        None => format!("retry {ordinal}"),
+    })
+}
+
+/// What happens when the policy is exhausted: "then: skip to MODEL" or "then: stop".
+pub fn then_line(route: &RouteView, candidates: &[TaskCandidateView]) -> Option<String> {
+    // A held route waits for a person, and an ended one for nothing.
+    if matches!(
+        route.state,
+        RouteState::Held | RouteState::Completed | RouteState::Stopped
+    ) {
+        return None;
+    }
+    match route.pending_outcome? {
+        OnExhausted::Skip => Some(match next_candidate(candidates, route.candidate_index) {
+            Some(next) => format!("then: skip to {next}"),
+            None => "then: stop (no candidate left to skip to)".to_owned(),
+        }),
+        OnExhausted::Stop => Some("then: stop".to_owned()),
+    }
+}
+
+/// How far `at` is from `now`: "in 3 min 12 s", "2 min ago", "now". Never a
+/// negative number.
+pub fn relative(at: Timestamp, now: Timestamp) -> String {
+    let delta_ms = at.as_millis() - now.as_millis();
+    if delta_ms.abs() < 1_000 {
+        return "now".to_owned();
+    }
+    let span = span(delta_ms.unsigned_abs().div_ceil(1_000));
+    if delta_ms > 0 {
+        format!("in {span}")
+    } else {
+        format!("{span} ago")
+    }
+}
+
+/// A countdown to `deadline`: "in 3 min 12 s", or "due now" once it passed.
+pub fn countdown(deadline: Timestamp, now: Timestamp) -> String {
+    if deadline.as_millis() <= now.as_millis() {
+        "due now".to_owned()
+    } else {
+        relative(deadline, now)
+    }
+}
+
+/// A duration in words, from whole seconds: "45 s", "3 min 12 s", "2 h 5 min".
+pub fn span(seconds: u64) -> String {
+    match seconds {
+        0..60 => format!("{seconds} s"),
+        60..3_600 => match seconds % 60 {
+            0 => format!("{} min", seconds / 60),
+            rest => format!("{} min {rest} s", seconds / 60),
+        },
+        _ => match (seconds % 3_600) / 60 {
+            0 => format!("{} h", seconds / 3_600),
+            rest => format!("{} h {rest} min", seconds / 3_600),
+        },
+    }
+}
+
+/// A duration in milliseconds, short: "850 ms", "2.4 s", then as [`span`].
+pub fn duration(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 1_000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1_000.0)
+    } else {
+        span((ms as u64).div_ceil(1_000))
+    }
+}
+
+/// The time of day of `at`, UTC: "14:05:20 UTC".
+pub fn clock_time(at: Timestamp) -> String {
+    let text = at.to_string();
+    match text.get(11..19) {
+        Some(time) => format!("{time} UTC"),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::{CandidateId, Generation, ProviderId, TaskId};
+
+    fn route(state: RouteState) -> RouteView {
+        RouteView {
+            task_id: TaskId::new("t"),
+            state,
+            generation: Generation::new(3),
+            candidate_index: 0,
+            candidate_id: CandidateId::new("c1"),
+            model: "claude-haiku".to_owned(),
+            deadline: None,
+            circuit_wait: false,
+            class: None,
+            code: None,
+            catalogue: None,
+            safe_cause: None,
+            retry_ordinal: Some(2),
+            max_retries: Some(3),
+            pending_outcome: Some(OnExhausted::Skip),
+            decision: None,
+            cause: None,
+            turn: 1,
+            actions: state.actions().to_vec(),
+            updated_at: Timestamp::from_millis(0),
+        }
+    }
+
+    fn candidate(id: &str, model: &str, enabled: bool) -> TaskCandidateView {
+        TaskCandidateView {
+            id: CandidateId::new(id),
+            provider_id: ProviderId::new("p"),
+            model: model.to_owned(),
+            enabled,
+        }
+    }
+
+    #[test]
+    fn the_next_candidate_is_the_next_enabled_one() {
+        let candidates = [
+            candidate("c1", "claude-haiku", true),
+            candidate("c2", "gpt-4o-mini", false),
+            candidate("c3", "gpt-4o", true),
+        ];
+        let waiting = route(RouteState::RetryWait);
+        assert_eq!(retry_line(&waiting).as_deref(), Some("retry 2 of 3"));
+        assert_eq!(
+            then_line(&waiting, &candidates).as_deref(),
+            Some("then: skip to Candidate 3: gpt-4o")
+        );
+        assert_eq!(
+            action_hint(ManualAction::SkipNow, &waiting, &candidates),
+            "Moves to Candidate 3: gpt-4o."
+        );
+        assert_eq!(
+            then_line(&waiting, &candidates[..2]).as_deref(),
+            Some("then: stop (no candidate left to skip to)")
+        );
+        let mut stopping = waiting.clone();
+        stopping.pending_outcome = Some(OnExhausted::Stop);
+        assert_eq!(
+            then_line(&stopping, &candidates).as_deref(),
+            Some("then: stop")
+        );
+        assert_eq!(then_line(&route(RouteState::Completed), &candidates), None);
+    }
+
+    #[test]
+    fn times_read_as_people_say_them_and_never_go_negative() {
+        let now = Timestamp::from_millis(1_796_004_020_000);
+        assert_eq!(relative(now.plus_millis(192_000), now), "in 3 min 12 s");
+        assert_eq!(relative(now.plus_millis(-120_000), now), "2 min ago");
+        assert_eq!(relative(now.plus_millis(400), now), "now");
+        assert_eq!(countdown(now.plus_millis(-5_000), now), "due now");
+        assert_eq!(countdown(now.plus_millis(1_500), now), "in 2 s");
+        assert_eq!(span(7_500), "2 h 5 min");
+        assert_eq!(span(3_600), "1 h");
+        assert_eq!(duration(850), "850 ms");
+        assert_eq!(duration(2_400), "2.4 s");
+        assert_eq!(duration(-3), "0 ms");
+        assert_eq!(clock_time(now), "02:00:20 UTC");
+    }
+}

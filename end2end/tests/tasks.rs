@@ -1,0 +1,478 @@
+//! Tasks and the live route view, against the release binary with simulated
+//! providers: each action where it is valid (and its absence where it is not),
+//! a stale click from a second tab, a route that changes while the page is
+//! open, the list and the route view without JavaScript, and the phone rules.
+
+use end2end::{Browser, Device, TestServer, named, phone_layout_problems};
+use playwright_rs::expect;
+use playwright_rs::protocol::{AriaRole, FilterOptions, SelectOption};
+use serde_json::{Value, json};
+
+/// A policy that waits for a provider's reset (up to an hour) on transient
+/// errors and holds nothing back on hard ones.
+fn patient_policy() -> Value {
+    json!({"version": 2,
+        "transient": {"retry": {"enabled": true, "max_retries": 3, "initial_interval_ms": 60000},
+                      "reset_wait": {"enabled": true, "max_wait_s": 3600}, "on_exhausted": "skip"},
+        "hard": {"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
+                 "reset_wait": {"enabled": false, "max_wait_s": 3600}, "on_exhausted": "stop"}})
+}
+
+/// OpenAI's 429 that names a reset ten minutes away.
+fn rate_limited() -> Value {
+    json!({"error": {"provider": "openai", "status": 429,
+        "headers": {"retry-after": "600"},
+        "body": "{\"error\":{\"message\":\"Rate limit reached for requests\",\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}"}})
+}
+
+/// A stream cut after output began: an unsafe effect, so the route is held.
+fn cut_off() -> Value {
+    json!({"partial": "Half an ans", "error": {"provider": "anthropic", "status": 200,
+        "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}})
+}
+
+/// A simulated provider replaying `script`, a profile of one candidate on it
+/// (and a second, steady one), and a task; answers the task's id.
+fn start_task(server: &TestServer, script: Value) -> anyhow::Result<String> {
+    let (status, provider) = server.send_json(
+        "POST",
+        "/api/providers",
+        &json!({"name": format!("Scripted {}", rand_suffix()), "kind": "simulated", "family": "openai", "script": script}),
+    )?;
+    anyhow::ensure!(status == 201, "provider: {status} {provider}");
+    let (status, steady) = server.send_json(
+        "POST",
+        "/api/providers",
+        &json!({"name": format!("Steady {}", rand_suffix()), "kind": "simulated", "family": "openai",
+            "script": [{"reply": "From the second candidate."}]}),
+    )?;
+    anyhow::ensure!(status == 201, "provider: {status} {steady}");
+    let (status, profile) = server.send_json(
+        "POST",
+        "/api/profiles",
+        &json!({"name": format!("Drill {}", rand_suffix()), "candidates": [
+            {"provider_id": provider["id"], "model": "gpt-drill", "enabled": true, "max_tokens": 1024, "policy": patient_policy()},
+            {"provider_id": steady["id"], "model": "gpt-steady", "enabled": true, "max_tokens": 1024, "policy": patient_policy()}
+        ]}),
+    )?;
+    anyhow::ensure!(status == 201, "profile: {status} {profile}");
+    let (status, task) = server.send_json(
+        "POST",
+        "/api/tasks",
+        &json!({"profile_id": profile["id"], "prompt": "Summarise the incident report."}),
+    )?;
+    anyhow::ensure!(status == 201, "task: {status} {task}");
+    Ok(task["id"].as_str().unwrap_or_default().to_owned())
+}
+
+fn rand_suffix() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+/// Poll the API (not a sleep for a deadline: the simulated call answers at once)
+/// until the task's route is in `state`; answers the task.
+fn wait_for_state(server: &TestServer, id: &str, state: &str) -> anyhow::Result<Value> {
+    for _ in 0..200 {
+        let (_, task) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
+        if task["route"]["state"] == state {
+            return Ok(task);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    anyhow::bail!("task {id} never reached {state}")
+}
+
+#[tokio::test]
+async fn a_waiting_route_shows_its_deadline_and_retry_now_completes_it_live() -> anyhow::Result<()>
+{
+    let server = TestServer::start()?;
+    let id = start_task(
+        &server,
+        json!([rate_limited(), {"reply": "All systems recovered."}]),
+    )?;
+    wait_for_state(&server, &id, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+
+    let header = page.get_by_role(
+        AriaRole::Region,
+        named("Waiting for reset on Candidate 1: gpt-drill"),
+    );
+    expect(header.clone()).to_be_visible().await?;
+    expect(header.get_by_text("then: skip to Candidate 2: gpt-steady", false))
+        .to_be_visible()
+        .await?;
+    expect(header.get_by_text("rate_limited (transient)", false))
+        .to_be_visible()
+        .await?;
+    // The countdown counts to the server's deadline, ten minutes out.
+    let countdown = header.get_by_role(AriaRole::Timer, None);
+    expect(countdown.clone())
+        .to_contain_text("in 9 min")
+        .await?;
+    // And it counts down in the page, with no reload.
+    let shown = countdown.text_content().await?.unwrap_or_default();
+    expect(countdown.clone()).not().to_have_text(&shown).await?;
+
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    for name in ["Retry now", "Skip now", "Cancel wait", "Stop"] {
+        expect(actions.get_by_role(AriaRole::Button, named(name)))
+            .to_be_visible()
+            .await?;
+    }
+    expect(actions.get_by_text("Moves to Candidate 2: gpt-steady.", true))
+        .to_be_visible()
+        .await?;
+
+    actions
+        .get_by_role(AriaRole::Button, named("Retry now"))
+        .click(None)
+        .await?;
+    // The route completes without a reload: the answer and who produced it.
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Completed on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    expect(page.get_by_text("All systems recovered.", true))
+        .to_be_visible()
+        .await?;
+    expect(page.get_by_text("Answered by Candidate 1: gpt-drill", true))
+        .to_be_visible()
+        .await?;
+    expect(actions.get_by_role(AriaRole::Button, named("Retry now")))
+        .to_have_count(0)
+        .await?;
+    expect(page.get_by_text("Nothing can be done now", false))
+        .to_be_visible()
+        .await?;
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_change_made_elsewhere_reaches_an_open_page_without_reload() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([rate_limited()]))?;
+    let waiting = wait_for_state(&server, &id, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    expect(page.get_by_text("Live", true))
+        .to_be_visible()
+        .await?;
+
+    // Another client cancels the wait through the API.
+    let (status, _) = server.send_json(
+        "POST",
+        &format!("/api/tasks/{id}/actions"),
+        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
+    )?;
+    assert_eq!(status, 200);
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Held for a person on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    expect(page.get_by_text("A person cancelled the pending wait.", true))
+        .to_be_visible()
+        .await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    expect(actions.get_by_role(AriaRole::Button, named("Cancel wait")))
+        .to_have_count(0)
+        .await?;
+    for name in ["Retry now", "Skip now", "Stop"] {
+        expect(actions.get_by_role(AriaRole::Button, named(name)))
+            .to_be_visible()
+            .await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_held_route_is_stopped_after_one_confirmation() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([cut_off()]))?;
+    wait_for_state(&server, &id, "held")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    expect(page.get_by_text("Part of an answer had already streamed", false))
+        .to_be_visible()
+        .await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    expect(actions.get_by_role(AriaRole::Button, named("Cancel wait")))
+        .to_have_count(0)
+        .await?;
+
+    actions
+        .get_by_role(AriaRole::Button, named("Stop"))
+        .click(None)
+        .await?;
+    // Asked once; nothing happened yet.
+    let (_, task) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
+    assert_eq!(task["route"]["state"], "held");
+    actions
+        .get_by_role(AriaRole::Button, named("Confirm stop"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Stopped on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    expect(page.get_by_text("A person stopped the route.", true))
+        .to_be_visible()
+        .await?;
+    wait_for_state(&server, &id, "stopped")?;
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
+
+/// Without JavaScript, a tab that shows an older generation posts its click:
+/// refused with 409, nothing changes, and the page says what the route is now.
+#[tokio::test]
+async fn a_stale_click_from_a_second_tab_changes_nothing() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([rate_limited()]))?;
+    wait_for_state(&server, &id, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let first = browser.page(Device::Desktop, false).await?;
+    let second = browser.page(Device::Desktop, false).await?;
+    first
+        .goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    second
+        .goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+
+    first
+        .get_by_role(AriaRole::Region, named("Actions"))
+        .get_by_role(AriaRole::Button, named("Cancel wait"))
+        .click(None)
+        .await?;
+    expect(first.get_by_role(
+        AriaRole::Heading,
+        named("Held for a person on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    let held = wait_for_state(&server, &id, "held")?;
+
+    second
+        .get_by_role(AriaRole::Region, named("Actions"))
+        .get_by_role(AriaRole::Button, named("Skip now"))
+        .click(None)
+        .await?;
+    expect(second.get_by_text(
+        "The route changed before your click arrived: it is now held for a person",
+        false,
+    ))
+    .to_be_visible()
+    .await?;
+    let (_, after) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
+    assert_eq!(
+        after["route"], held["route"],
+        "a stale click changed the route"
+    );
+    // The page now shows the route as it is, with its own actions.
+    expect(second.get_by_role(
+        AriaRole::Heading,
+        named("Held for a person on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_list_and_the_route_view_work_without_javascript() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([cut_off()]))?;
+    wait_for_state(&server, &id, "held")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, false).await?;
+    page.goto(&server.url("/tasks?state=held"), None).await?;
+    let mut first_task = FilterOptions::default();
+    first_task.has_text = Some("Summarise the incident report.".to_owned());
+    let row = page
+        .get_by_role(AriaRole::Listitem, None)
+        .filter(first_task);
+    expect(row.get_by_text("Held for a person", true))
+        .to_be_visible()
+        .await?;
+
+    // New task, refused then started, as plain form posts.
+    let form = page.get_by_role(AriaRole::Region, named("New task"));
+    form.get_by_role(AriaRole::Button, named("Start task"))
+        .click(None)
+        .await?;
+    let form = page.get_by_role(AriaRole::Region, named("New task"));
+    // Refused with 422, each field's error at its field.
+    expect(form.get_by_text("must not be empty", true))
+        .to_have_count(2)
+        .await?;
+    expect(form.get_by_role(AriaRole::Textbox, named("Prompt")))
+        .to_have_attribute("aria-invalid", "true")
+        .await?;
+    form.get_by_role(AriaRole::Combobox, named("Profile"))
+        .select_option(SelectOption::Index(1), None)
+        .await?;
+    form.get_by_role(AriaRole::Textbox, named("Prompt"))
+        .fill("Write the postmortem.", None)
+        .await?;
+    form.get_by_role(AriaRole::Button, named("Start task"))
+        .click(None)
+        .await?;
+    expect(page.get_by_text("Write the postmortem.", true))
+        .to_be_visible()
+        .await?;
+
+    // Stop without JavaScript asks first, then stops.
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    actions
+        .get_by_role(AriaRole::Button, named("Stop"))
+        .click(None)
+        .await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    actions
+        .get_by_role(AriaRole::Button, named("Confirm stop"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Stopped on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_route_view_and_the_list_fit_a_phone() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([rate_limited(), cut_off()]))?;
+    wait_for_state(&server, &id, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Pixel5, true).await?;
+    for path in [format!("/tasks/{id}"), "/tasks".to_owned()] {
+        page.goto(&server.url(&path), None).await?;
+        page.wait_for_hydration().await?;
+        let problems = phone_layout_problems(&page).await?;
+        assert!(problems.is_empty(), "{path}: {problems:#?}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_running_route_offers_only_stop_and_skip_now_moves_a_waiting_one_on() -> anyhow::Result<()>
+{
+    let server = TestServer::start()?;
+    let running = start_task(&server, json!([{"hang": true}]))?;
+    wait_for_state(&server, &running, "running")?;
+    let waiting = start_task(&server, json!([rate_limited()]))?;
+    wait_for_state(&server, &waiting, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+
+    page.goto(&server.url(&format!("/tasks/{running}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    expect(actions.get_by_role(AriaRole::Button, named("Stop")))
+        .to_be_visible()
+        .await?;
+    for absent in ["Retry now", "Skip now", "Cancel wait"] {
+        expect(actions.get_by_role(AriaRole::Button, named(absent)))
+            .to_have_count(0)
+            .await?;
+    }
+    actions
+        .get_by_role(AriaRole::Button, named("Stop"))
+        .click(None)
+        .await?;
+    actions
+        .get_by_role(AriaRole::Button, named("Confirm stop"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Stopped on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    // The call in flight was cut, and said so.
+    expect(page.get_by_text("cancelled", true))
+        .to_be_visible()
+        .await?;
+
+    page.goto(&server.url(&format!("/tasks/{waiting}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    actions
+        .get_by_role(AriaRole::Button, named("Skip now"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Completed on Candidate 2: gpt-steady"),
+    ))
+    .to_be_visible()
+    .await?;
+    expect(page.get_by_text("Answered by Candidate 2: gpt-steady", true))
+        .to_be_visible()
+        .await?;
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_open_page_reconnects_after_the_server_restarts() -> anyhow::Result<()> {
+    let mut server = TestServer::start()?;
+    let id = start_task(&server, json!([rate_limited()]))?;
+    let waiting = wait_for_state(&server, &id, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    expect(page.get_by_text("Live", true))
+        .to_be_visible()
+        .await?;
+
+    server.restart()?;
+    // The wait survived the restart; another client cancels it.
+    let (status, _) = server.send_json(
+        "POST",
+        &format!("/api/tasks/{id}/actions"),
+        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
+    )?;
+    assert_eq!(status, 200);
+    // The browser reconnects on its own (it waits a few seconds first).
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Held for a person on Candidate 1: gpt-drill"),
+    ))
+    .with_timeout(std::time::Duration::from_secs(20))
+    .to_be_visible()
+    .await?;
+    expect(page.get_by_text("Live", true))
+        .to_be_visible()
+        .await?;
+    Ok(())
+}
