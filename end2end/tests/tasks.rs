@@ -34,6 +34,11 @@ fn cut_off() -> Value {
 /// A simulated provider replaying `script`, a profile of one candidate on it
 /// (and a second, steady one), and a task; answers the task's id.
 fn start_task(server: &TestServer, script: Value) -> anyhow::Result<String> {
+    start_task_asking(server, script, "Summarise the incident report.")
+}
+
+/// As [`start_task`], with this prompt.
+fn start_task_asking(server: &TestServer, script: Value, prompt: &str) -> anyhow::Result<String> {
     let (status, provider) = server.send_json(
         "POST",
         "/api/providers",
@@ -59,7 +64,7 @@ fn start_task(server: &TestServer, script: Value) -> anyhow::Result<String> {
     let (status, task) = server.send_json(
         "POST",
         "/api/tasks",
-        &json!({"profile_id": profile["id"], "prompt": "Summarise the incident report."}),
+        &json!({"profile_id": profile["id"], "prompt": prompt}),
     )?;
     anyhow::ensure!(status == 201, "task: {status} {task}");
     Ok(task["id"].as_str().unwrap_or_default().to_owned())
@@ -474,5 +479,143 @@ async fn an_open_page_reconnects_after_the_server_restarts() -> anyhow::Result<(
     expect(page.get_by_text("Live", true))
         .to_be_visible()
         .await?;
+    Ok(())
+}
+
+/// With JavaScript, a tab that missed a change (its events stream blocked)
+/// clicks on the generation it shows: the button waits disabled while the
+/// request is out, the 409 says what the route is now, and nothing changes.
+#[tokio::test]
+async fn a_stale_click_with_javascript_is_refused_and_shows_the_route_now() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([rate_limited()]))?;
+    let waiting = wait_for_state(&server, &id, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.route(
+        "**/api/events",
+        |route| async move { route.abort(None).await },
+    )
+    .await?;
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let held_back = release.clone();
+    page.route("**/fn/act_on_task", move |route| {
+        let held_back = held_back.clone();
+        async move {
+            held_back.notified().await;
+            route.continue_(None).await
+        }
+    })
+    .await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+
+    let (status, _) = server.send_json(
+        "POST",
+        &format!("/api/tasks/{id}/actions"),
+        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
+    )?;
+    assert_eq!(status, 200);
+    let held = wait_for_state(&server, &id, "held")?;
+    // The page still shows the wait it read.
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Waiting for reset on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    let skip = actions.get_by_role(AriaRole::Button, named("Skip now"));
+    skip.click(None).await?;
+    expect(skip.clone()).to_be_disabled().await?;
+    release.notify_one();
+
+    expect(page.get_by_text(
+        "The route changed before your click arrived: it is now held for a person",
+        false,
+    ))
+    .to_be_visible()
+    .await?;
+    expect(page.get_by_role(
+        AriaRole::Heading,
+        named("Held for a person on Candidate 1: gpt-drill"),
+    ))
+    .to_be_visible()
+    .await?;
+    let (_, after) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
+    assert_eq!(
+        after["route"], held["route"],
+        "a stale click changed the route"
+    );
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_task_list_follows_routes_live_and_starts_a_task() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let held = start_task_asking(&server, json!([cut_off()]), "Draft the changelog.")?;
+    wait_for_state(&server, &held, "held")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url("/tasks"), None).await?;
+    page.wait_for_hydration().await?;
+    expect(page.get_by_text("Live", true))
+        .to_be_visible()
+        .await?;
+
+    // A task started elsewhere appears, then its row follows its route.
+    let id = start_task(&server, json!([rate_limited()]))?;
+    let mut second_task = FilterOptions::default();
+    second_task.has_text = Some("Summarise the incident report.".to_owned());
+    let row = page
+        .get_by_role(AriaRole::Listitem, None)
+        .filter(second_task);
+    expect(row.get_by_text("Waiting for reset", true))
+        .to_be_visible()
+        .await?;
+    expect(row.get_by_text("rate_limited", true))
+        .to_be_visible()
+        .await?;
+    let waiting = wait_for_state(&server, &id, "waiting_for_reset")?;
+    let (status, _) = server.send_json(
+        "POST",
+        &format!("/api/tasks/{id}/actions"),
+        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
+    )?;
+    assert_eq!(status, 200);
+    expect(row.get_by_text("Held for a person", true))
+        .to_be_visible()
+        .await?;
+
+    // New task: checked in the page first, then started, then its route view.
+    let form = page.get_by_role(AriaRole::Region, named("New task"));
+    form.get_by_role(AriaRole::Button, named("Start task"))
+        .click(None)
+        .await?;
+    expect(form.get_by_text("must not be empty", true))
+        .to_have_count(2)
+        .await?;
+    form.get_by_role(AriaRole::Combobox, named("Profile"))
+        .select_option(SelectOption::Index(1), None)
+        .await?;
+    form.get_by_role(AriaRole::Textbox, named("Prompt"))
+        .fill("Write the postmortem.", None)
+        .await?;
+    expect(form.get_by_text("must not be empty", true))
+        .to_have_count(0)
+        .await?;
+    form.get_by_role(AriaRole::Button, named("Start task"))
+        .click(None)
+        .await?;
+    expect(page.get_by_text("Write the postmortem.", true))
+        .to_be_visible()
+        .await?;
+    expect(page.get_by_role(AriaRole::Heading, named("Task")))
+        .to_be_visible()
+        .await?;
+    assert!(page.url().contains("/tasks/"), "{}", page.url());
+    assert_eq!(page.errors(), Vec::<String>::new());
     Ok(())
 }

@@ -372,7 +372,7 @@ fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
             .outcome
             .clone()
             .unwrap_or_else(|| "in flight".to_owned());
-        let outcome_class = format!("outcome outcome-{outcome}").replace(' ', "-");
+        let outcome_class = format!("outcome outcome-{}", outcome.replace(' ', "-"));
         let took = attempt
             .finished_at
             .map(|end| duration(end.as_millis() - attempt.started_at.as_millis()));
@@ -392,6 +392,9 @@ fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
                 </p>
                 <p class="attempt-times">
                     <time datetime=attempt.started_at.to_string()>{clock_time(attempt.started_at)}</time>
+                    {attempt.finished_at.map(|end| view! {
+                        " to " <time datetime=end.to_string()>{clock_time(end)}</time>
+                    })}
                     {took.map(|took| format!(" · took {took}"))}
                 </p>
                 {failure.map(|failure| view! { <p class="attempt-failure">{failure}

@@ -276,3 +276,168 @@ async fn a_body_too_large_is_a_413_everywhere() {
         assert_eq!(answer.json()["error"], "payload_too_large", "{path}");
     }
 }
+
+/// A task whose only call streams part of an answer and then fails: it is held
+/// (an unsafe effect) as soon as the call returns. Answers its id and generation.
+async fn held_task(api: &super::Api) -> (String, i64) {
+    let (_, provider) = api
+        .call(
+            Method::POST,
+            "/api/providers",
+            Some(json!({"name": "Cut off", "kind": "simulated", "script": [{"partial": "Half an ans",
+                "error": {"provider": "anthropic", "status": 200,
+                    "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}}]})),
+        )
+        .await;
+    let (_, profile) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(json!({"name": "Drill", "candidates": [{"provider_id": provider["id"], "model": "claude-drill", "enabled": true, "max_tokens": 64}]})),
+        )
+        .await;
+    let answer = api
+        .post_form(
+            "/tasks",
+            &[
+                ("profile_id", profile["id"].as_str().unwrap()),
+                ("prompt", "  Summarise the incident.  "),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+    let id = location(&answer)
+        .strip_prefix("/tasks/")
+        .expect("to the route view")
+        .to_owned();
+    // The simulated call answers at once; wait for its outcome to be written.
+    for _ in 0..500 {
+        let (_, task) = api
+            .call(Method::GET, &format!("/api/tasks/{id}"), None)
+            .await;
+        if task["route"]["state"] == "held" {
+            assert_eq!(task["turns"][0]["prompt"], "Summarise the incident.");
+            return (id, task["route"]["generation"].as_i64().unwrap());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the task was never held");
+}
+
+#[tokio::test]
+async fn a_refused_task_form_comes_back_with_its_errors_and_starts_nothing() {
+    let api = Api::new().await;
+    let (_, provider) = api
+        .call(
+            Method::POST,
+            "/api/providers",
+            Some(json!({"name": "Sim", "kind": "simulated"})),
+        )
+        .await;
+    let (status, _) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(json!({"name": "Kept", "candidates": [{"provider_id": provider["id"], "model": "m", "enabled": true, "max_tokens": 64}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let answer = api
+        .post_form("/tasks", &[("profile_id", ""), ("prompt", "Keep me")])
+        .await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.text.contains("must not be empty"), "{}", answer.text);
+    assert!(answer.text.contains("Keep me"), "the prompt sent is kept");
+    // A profile that is gone by the time the form is posted.
+    let answer = api
+        .post_form(
+            "/tasks",
+            &[("profile_id", "no-such-profile"), ("prompt", "Hi")],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.text.contains("names no profile"), "{}", answer.text);
+    let (_, page) = api.call(Method::GET, "/api/tasks", None).await;
+    assert_eq!(page["tasks"], json!([]));
+}
+
+#[tokio::test]
+async fn an_action_form_is_fenced_by_its_generation_and_stop_asks_first() {
+    let api = Api::new().await;
+    let (id, generation) = held_task(&api).await;
+    let path = format!("/tasks/{id}/actions");
+    let route = || async {
+        api.call(Method::GET, &format!("/api/tasks/{id}"), None)
+            .await
+            .1["route"]
+            .clone()
+    };
+    let before = route().await;
+    let current = generation.to_string();
+    let stale = (generation - 1).to_string();
+
+    // Stop without its confirmation asks, and does nothing yet.
+    let answer = api
+        .post_form(&path, &[("action", "stop"), ("generation", &current)])
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    assert!(answer.text.contains("Stop this route for good?"));
+    assert!(answer.text.contains("Confirm stop"));
+    assert_eq!(route().await, before);
+
+    // A stale generation: 409, the route as it is now, nothing changed.
+    let answer = api
+        .post_form(&path, &[("action", "skip_now"), ("generation", &stale)])
+        .await;
+    assert_eq!(answer.status, StatusCode::CONFLICT, "{}", answer.text);
+    assert!(
+        answer
+            .text
+            .contains("The route changed before your click arrived: it is now held for a person"),
+        "{}",
+        answer.text
+    );
+    assert_eq!(route().await, before);
+
+    // Not valid in this state: 422; not an action at all: 422 at its field.
+    let answer = api
+        .post_form(
+            &path,
+            &[("action", "cancel_wait"), ("generation", &current)],
+        )
+        .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        answer.text
+    );
+    let answer = api
+        .post_form(&path, &[("action", "reboot"), ("generation", "x")])
+        .await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let main = &answer.text[answer.text.find("<main").unwrap_or(0)..];
+    assert!(
+        main.contains("must be retry_now, skip_now, cancel_wait or stop"),
+        "{main}"
+    );
+    assert!(answer.text.contains("must be a whole number"));
+    assert_eq!(route().await, before);
+
+    // Confirmed: stopped, and back to the route view.
+    let answer = api
+        .post_form(
+            &path,
+            &[
+                ("action", "stop"),
+                ("generation", &current),
+                ("confirmed", "yes"),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+    assert_eq!(location(&answer), format!("/tasks/{id}"));
+    let after = route().await;
+    assert_eq!(after["state"], "stopped");
+    assert_eq!(after["cause"], "stopped_by_user");
+}

@@ -130,7 +130,7 @@ pub async fn act(
             (
                 status_of(&error),
                 ActionSubmission {
-                    notice: Some(error.to_string()),
+                    notice: Some(refusal(&error)),
                     confirm_stop: false,
                 },
             )
@@ -143,9 +143,15 @@ pub async fn act(
     .await
 }
 
-/// A refused action in words: a stale click says what the route is now.
+/// A refused action in words: a stale click says what the route is now; a
+/// malformed post names its fields (an action form has none to mark).
 fn refusal(error: &ApiError) -> String {
     match error {
+        ApiError::Invalid { errors } => errors
+            .iter()
+            .map(|error| format!("{}: {}", error.field, error.message))
+            .collect::<Vec<_>>()
+            .join("; "),
         ApiError::StaleGeneration { route, .. } => format!(
             "The route changed before your click arrived: it is now {} (generation {}). Nothing was done.",
             app::tasks::words::state_label(route.state).to_lowercase(),
