@@ -89,6 +89,34 @@ fn wait_for_state(server: &TestServer, id: &str, state: &str) -> anyhow::Result<
     anyhow::bail!("task {id} never reached {state}")
 }
 
+/// The route view's heading names the state and the candidate: wait for it.
+async fn see_route(page: &playwright_rs::protocol::Page, heading: &str) -> anyhow::Result<()> {
+    expect(page.get_by_role(AriaRole::Heading, named(heading)))
+        .to_be_visible()
+        .await?;
+    Ok(())
+}
+
+/// Click the button named `name` in `within`.
+async fn press(within: &playwright_rs::protocol::Locator, name: &str) -> anyhow::Result<()> {
+    within
+        .get_by_role(AriaRole::Button, named(name))
+        .click(None)
+        .await?;
+    Ok(())
+}
+
+/// Another client cancels the wait `waiting` shows, through the API.
+fn cancel_wait_elsewhere(server: &TestServer, id: &str, waiting: &Value) -> anyhow::Result<()> {
+    let (status, answer) = server.send_json(
+        "POST",
+        &format!("/api/tasks/{id}/actions"),
+        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
+    )?;
+    anyhow::ensure!(status == 200, "cancel_wait: {status} {answer}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_waiting_route_shows_its_deadline_and_retry_now_completes_it_live() -> anyhow::Result<()>
 {
@@ -134,17 +162,9 @@ async fn a_waiting_route_shows_its_deadline_and_retry_now_completes_it_live() ->
         .to_be_visible()
         .await?;
 
-    actions
-        .get_by_role(AriaRole::Button, named("Retry now"))
-        .click(None)
-        .await?;
+    press(&actions, "Retry now").await?;
     // The route completes without a reload: the answer and who produced it.
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Completed on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    see_route(&page, "Completed on Candidate 1: gpt-drill").await?;
     expect(page.get_by_text("All systems recovered.", true))
         .to_be_visible()
         .await?;
@@ -176,18 +196,8 @@ async fn a_change_made_elsewhere_reaches_an_open_page_without_reload() -> anyhow
         .await?;
 
     // Another client cancels the wait through the API.
-    let (status, _) = server.send_json(
-        "POST",
-        &format!("/api/tasks/{id}/actions"),
-        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
-    )?;
-    assert_eq!(status, 200);
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Held for a person on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    cancel_wait_elsewhere(&server, &id, &waiting)?;
+    see_route(&page, "Held for a person on Candidate 1: gpt-drill").await?;
     expect(page.get_by_text("A person cancelled the pending wait.", true))
         .to_be_visible()
         .await?;
@@ -221,23 +231,15 @@ async fn a_held_route_is_stopped_after_one_confirmation() -> anyhow::Result<()> 
         .to_have_count(0)
         .await?;
 
-    actions
-        .get_by_role(AriaRole::Button, named("Stop"))
-        .click(None)
-        .await?;
+    press(&actions, "Stop").await?;
     // Asked once; nothing happened yet.
+    expect(actions.get_by_role(AriaRole::Button, named("Confirm stop")))
+        .to_be_visible()
+        .await?;
     let (_, task) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
     assert_eq!(task["route"]["state"], "held");
-    actions
-        .get_by_role(AriaRole::Button, named("Confirm stop"))
-        .click(None)
-        .await?;
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Stopped on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    press(&actions, "Confirm stop").await?;
+    see_route(&page, "Stopped on Candidate 1: gpt-drill").await?;
     expect(page.get_by_text("A person stopped the route.", true))
         .to_be_visible()
         .await?;
@@ -268,12 +270,7 @@ async fn a_stale_click_from_a_second_tab_changes_nothing() -> anyhow::Result<()>
         .get_by_role(AriaRole::Button, named("Cancel wait"))
         .click(None)
         .await?;
-    expect(first.get_by_role(
-        AriaRole::Heading,
-        named("Held for a person on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    see_route(&first, "Held for a person on Candidate 1: gpt-drill").await?;
     let held = wait_for_state(&server, &id, "held")?;
 
     second
@@ -293,12 +290,7 @@ async fn a_stale_click_from_a_second_tab_changes_nothing() -> anyhow::Result<()>
         "a stale click changed the route"
     );
     // The page now shows the route as it is, with its own actions.
-    expect(second.get_by_role(
-        AriaRole::Heading,
-        named("Held for a person on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    see_route(&second, "Held for a person on Candidate 1: gpt-drill").await?;
     Ok(())
 }
 
@@ -321,9 +313,7 @@ async fn the_list_and_the_route_view_work_without_javascript() -> anyhow::Result
 
     // New task, refused then started, as plain form posts.
     let form = page.get_by_role(AriaRole::Region, named("New task"));
-    form.get_by_role(AriaRole::Button, named("Start task"))
-        .click(None)
-        .await?;
+    press(&form, "Start task").await?;
     let form = page.get_by_role(AriaRole::Region, named("New task"));
     // Refused with 422, each field's error at its field.
     expect(form.get_by_text("must not be empty", true))
@@ -338,32 +328,22 @@ async fn the_list_and_the_route_view_work_without_javascript() -> anyhow::Result
     form.get_by_role(AriaRole::Textbox, named("Prompt"))
         .fill("Write the postmortem.", None)
         .await?;
-    form.get_by_role(AriaRole::Button, named("Start task"))
-        .click(None)
-        .await?;
+    press(&form, "Start task").await?;
+    // Started: the browser is on its route view.
+    see_route(&page, "Turns").await?;
     expect(page.get_by_text("Write the postmortem.", true))
         .to_be_visible()
         .await?;
+    assert!(page.url().contains("/tasks/"), "{}", page.url());
 
     // Stop without JavaScript asks first, then stops.
     page.goto(&server.url(&format!("/tasks/{id}")), None)
         .await?;
     let actions = page.get_by_role(AriaRole::Region, named("Actions"));
-    actions
-        .get_by_role(AriaRole::Button, named("Stop"))
-        .click(None)
-        .await?;
+    press(&actions, "Stop").await?;
     let actions = page.get_by_role(AriaRole::Region, named("Actions"));
-    actions
-        .get_by_role(AriaRole::Button, named("Confirm stop"))
-        .click(None)
-        .await?;
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Stopped on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    press(&actions, "Confirm stop").await?;
+    see_route(&page, "Stopped on Candidate 1: gpt-drill").await?;
     Ok(())
 }
 
@@ -406,20 +386,9 @@ async fn a_running_route_offers_only_stop_and_skip_now_moves_a_waiting_one_on() 
             .to_have_count(0)
             .await?;
     }
-    actions
-        .get_by_role(AriaRole::Button, named("Stop"))
-        .click(None)
-        .await?;
-    actions
-        .get_by_role(AriaRole::Button, named("Confirm stop"))
-        .click(None)
-        .await?;
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Stopped on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    press(&actions, "Stop").await?;
+    press(&actions, "Confirm stop").await?;
+    see_route(&page, "Stopped on Candidate 1: gpt-drill").await?;
     // The call in flight was cut, and said so.
     expect(page.get_by_text("cancelled", true))
         .to_be_visible()
@@ -429,16 +398,8 @@ async fn a_running_route_offers_only_stop_and_skip_now_moves_a_waiting_one_on() 
         .await?;
     page.wait_for_hydration().await?;
     let actions = page.get_by_role(AriaRole::Region, named("Actions"));
-    actions
-        .get_by_role(AriaRole::Button, named("Skip now"))
-        .click(None)
-        .await?;
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Completed on Candidate 2: gpt-steady"),
-    ))
-    .to_be_visible()
-    .await?;
+    press(&actions, "Skip now").await?;
+    see_route(&page, "Completed on Candidate 2: gpt-steady").await?;
     expect(page.get_by_text("Answered by Candidate 2: gpt-steady", true))
         .to_be_visible()
         .await?;
@@ -462,12 +423,7 @@ async fn an_open_page_reconnects_after_the_server_restarts() -> anyhow::Result<(
 
     server.restart()?;
     // The wait survived the restart; another client cancels it.
-    let (status, _) = server.send_json(
-        "POST",
-        &format!("/api/tasks/{id}/actions"),
-        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
-    )?;
-    assert_eq!(status, 200);
+    cancel_wait_elsewhere(&server, &id, &waiting)?;
     // The browser reconnects on its own (it waits a few seconds first).
     expect(page.get_by_role(
         AriaRole::Heading,
@@ -511,20 +467,10 @@ async fn a_stale_click_with_javascript_is_refused_and_shows_the_route_now() -> a
         .await?;
     page.wait_for_hydration().await?;
 
-    let (status, _) = server.send_json(
-        "POST",
-        &format!("/api/tasks/{id}/actions"),
-        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
-    )?;
-    assert_eq!(status, 200);
+    cancel_wait_elsewhere(&server, &id, &waiting)?;
     let held = wait_for_state(&server, &id, "held")?;
     // The page still shows the wait it read.
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Waiting for reset on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    see_route(&page, "Waiting for reset on Candidate 1: gpt-drill").await?;
     let actions = page.get_by_role(AriaRole::Region, named("Actions"));
     let skip = actions.get_by_role(AriaRole::Button, named("Skip now"));
     skip.click(None).await?;
@@ -537,12 +483,7 @@ async fn a_stale_click_with_javascript_is_refused_and_shows_the_route_now() -> a
     ))
     .to_be_visible()
     .await?;
-    expect(page.get_by_role(
-        AriaRole::Heading,
-        named("Held for a person on Candidate 1: gpt-drill"),
-    ))
-    .to_be_visible()
-    .await?;
+    see_route(&page, "Held for a person on Candidate 1: gpt-drill").await?;
     let (_, after) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
     assert_eq!(
         after["route"], held["route"],
@@ -579,21 +520,14 @@ async fn the_task_list_follows_routes_live_and_starts_a_task() -> anyhow::Result
         .to_be_visible()
         .await?;
     let waiting = wait_for_state(&server, &id, "waiting_for_reset")?;
-    let (status, _) = server.send_json(
-        "POST",
-        &format!("/api/tasks/{id}/actions"),
-        &json!({"action": "cancel_wait", "generation": waiting["route"]["generation"]}),
-    )?;
-    assert_eq!(status, 200);
+    cancel_wait_elsewhere(&server, &id, &waiting)?;
     expect(row.get_by_text("Held for a person", true))
         .to_be_visible()
         .await?;
 
     // New task: checked in the page first, then started, then its route view.
     let form = page.get_by_role(AriaRole::Region, named("New task"));
-    form.get_by_role(AriaRole::Button, named("Start task"))
-        .click(None)
-        .await?;
+    press(&form, "Start task").await?;
     expect(form.get_by_text("must not be empty", true))
         .to_have_count(2)
         .await?;
@@ -606,15 +540,11 @@ async fn the_task_list_follows_routes_live_and_starts_a_task() -> anyhow::Result
     expect(form.get_by_text("must not be empty", true))
         .to_have_count(0)
         .await?;
-    form.get_by_role(AriaRole::Button, named("Start task"))
-        .click(None)
-        .await?;
+    press(&form, "Start task").await?;
     expect(page.get_by_text("Write the postmortem.", true))
         .to_be_visible()
         .await?;
-    expect(page.get_by_role(AriaRole::Heading, named("Task")))
-        .to_be_visible()
-        .await?;
+    see_route(&page, "Task").await?;
     assert!(page.url().contains("/tasks/"), "{}", page.url());
     assert_eq!(page.errors(), Vec::<String>::new());
     Ok(())

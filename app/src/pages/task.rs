@@ -13,14 +13,16 @@ use crate::tasks::words::{
 };
 
 /// Provided by the server when it renders the route view in answer to a plain
-/// form post: what became of the action.
-#[derive(Debug, Clone, Default)]
+/// form post: what became of the action. It travels with the page's data, so
+/// the browser hydrates what the server rendered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ActionSubmission {
     /// Why the action was refused (a stale generation, a state that does not
     /// allow it).
     pub notice: Option<String>,
-    /// A `Stop` was posted without its confirmation: ask for it.
-    pub confirm_stop: bool,
+    /// A `Stop` was posted without its confirmation, at this generation: ask,
+    /// and confirm at the same generation.
+    pub confirm_stop: Option<i64>,
 }
 
 /// `/tasks/{id}`: the route view. The state, then what happens next, then why;
@@ -30,7 +32,19 @@ pub fn TaskPage() -> impl IntoView {
     let params = use_params_map();
     let id =
         Memo::new(move |_| params.with(|params| TaskId::new(params.get("id").unwrap_or_default())));
-    let data = Resource::new(move || id.get(), load_task);
+    // Only on the server, answering a plain form post; it reaches the browser
+    // inside the resource, so both render the same page.
+    let submission = use_context::<ActionSubmission>();
+    let data = Resource::new(
+        move || id.get(),
+        move |id| {
+            let submission = submission.clone();
+            async move {
+                let (task, read_at) = load_task(id).await?;
+                Ok::<_, ApiError>((task, read_at, submission.unwrap_or_default()))
+            }
+        },
+    );
     view! {
         <Title text="Task" />
         <div class="page-heading">
@@ -41,7 +55,9 @@ pub fn TaskPage() -> impl IntoView {
             {move || {
                 data.get()
                     .map(|result| match result {
-                        Ok((task, read_at)) => view! { <RouteViewer task read_at /> }.into_any(),
+                        Ok((task, read_at, submission)) => {
+                            view! { <RouteViewer task read_at submission /> }.into_any()
+                        }
                         Err(error) => view! { <ErrorNotice error /> }.into_any(),
                     })
             }}
@@ -52,16 +68,18 @@ pub fn TaskPage() -> impl IntoView {
 
 /// One task, kept current by the events stream.
 #[component]
-fn RouteViewer(task: TaskView, read_at: Timestamp) -> impl IntoView {
-    let submission = use_context::<ActionSubmission>().unwrap_or_default();
+fn RouteViewer(task: TaskView, read_at: Timestamp, submission: ActionSubmission) -> impl IntoView {
     let task = RwSignal::new(task);
-    let now = use_server_clock(read_at);
+    let clock = use_server_clock(read_at);
+    let now = clock.now;
     let notice = RwSignal::new(submission.notice.clone());
     // Read the whole task again, unless something newer arrived meanwhile.
     let reload = move || {
         let id = task.with_untracked(|task| task.id.clone());
         leptos::task::spawn_local(async move {
-            if let Ok((fresh, _)) = load_task(id).await {
+            if let Ok((fresh, read_at)) = load_task(id).await {
+                // Counting from a fresher reading of the server's clock.
+                clock.anchor(read_at);
                 task.update(|shown| {
                     if fresh.route.generation >= shown.route.generation {
                         *shown = fresh;
@@ -86,7 +104,7 @@ fn RouteViewer(task: TaskView, read_at: Timestamp) -> impl IntoView {
     let route = Memo::new(move |_| task.with(|task| task.route.clone()));
     view! {
         <RouteHeader task route now connection />
-        <p class="notice" role="alert" hidden=move || notice.with(Option::is_none)>
+        <p class="notice" role="status" hidden=move || notice.with(Option::is_none)>
             {move || notice.get()}
         </p>
         <Actions task route notice confirm_first=submission.confirm_stop />
@@ -219,9 +237,10 @@ fn Actions(
     task: RwSignal<TaskView>,
     route: Memo<RouteView>,
     notice: RwSignal<Option<String>>,
-    confirm_first: bool,
+    confirm_first: Option<i64>,
 ) -> impl IntoView {
     let sending = RwSignal::new(None::<ManualAction>);
+    // The generation Stop was clicked at, while its question is open.
     let confirming = RwSignal::new(confirm_first);
     let act = Action::new(move |(id, request): &(TaskId, ActionRequest)| {
         act_on_task(id.clone(), *request)
@@ -265,11 +284,11 @@ fn Actions(
             Err(other) => notice.set(Some(other.to_string())),
         }
     });
-    let send = move |action: ManualAction| {
-        let (id, generation) =
-            route.with_untracked(|route| (route.task_id.clone(), route.generation.get()));
+    // Each action carries the generation its button was shown with.
+    let send = move |action: ManualAction, generation: i64| {
+        let id = route.with_untracked(|route| route.task_id.clone());
         sending.set(Some(action));
-        confirming.set(false);
+        confirming.set(None);
         act.dispatch((id, ActionRequest { action, generation }));
     };
     view! {
@@ -288,7 +307,7 @@ fn Actions(
                     .map(|&action| {
                         let hint = action_hint(action, &route, &candidates);
                         let hint_id = format!("hint-{}", action.as_str());
-                        let generation = route.generation.get().to_string();
+                        let shown_at = route.generation.get();
                         let post_to = post_to.clone();
                         let stop = action == ManualAction::Stop;
                         view! {
@@ -296,13 +315,13 @@ fn Actions(
                                 on:submit=move |event| {
                                     event.prevent_default();
                                     if stop {
-                                        confirming.set(true);
+                                        confirming.set(Some(shown_at));
                                     } else {
-                                        send(action);
+                                        send(action, shown_at);
                                     }
                                 }>
                                 <input type="hidden" name="action" value=action.as_str() />
-                                <input type="hidden" name="generation" value=generation />
+                                <input type="hidden" name="generation" value=shown_at.to_string() />
                                 <button type="submit" class=if stop { "danger" } else { "" }
                                     aria-describedby=hint_id.clone()
                                     disabled=move || sending.get().is_some()>
@@ -315,29 +334,35 @@ fn Actions(
                     .collect_view()
                     .into_any()
             }}
-            {move || confirming.get().then(|| {
+            {move || {
+                // Asked only while Stop is still valid, and confirmed at the generation
+                // it was clicked at: a route that moved on meanwhile is refused (409),
+                // never stopped at a generation nobody saw.
+                let asked_at = confirming.get()?;
                 let route = route.get();
-                let generation = route.generation.get().to_string();
-                view! {
+                if !route.state.actions().contains(&ManualAction::Stop) {
+                    return None;
+                }
+                Some(view! {
                     <form class="confirm" method="post" action=format!("/tasks/{}/actions", route.task_id)
                         role="alertdialog" aria-labelledby="confirm-stop"
                         on:submit=move |event| {
                             event.prevent_default();
-                            send(ManualAction::Stop);
+                            send(ManualAction::Stop, asked_at);
                         }>
                         <p id="confirm-stop">"Stop this route for good? Nothing more will be tried, and a call in flight is cancelled."</p>
                         <input type="hidden" name="action" value="stop" />
-                        <input type="hidden" name="generation" value=generation />
+                        <input type="hidden" name="generation" value=asked_at.to_string() />
                         <input type="hidden" name="confirmed" value="yes" />
                         <button type="submit" class="danger" disabled=move || sending.get().is_some()>"Confirm stop"</button>
                         <a class="button" href=format!("/tasks/{}", route.task_id)
                             on:click=move |event| {
                                 event.prevent_default();
-                                confirming.set(false);
+                                confirming.set(None);
                             }>"Keep it"</a>
                     </form>
-                }
-            })}
+                })
+            }}
         </section>
     }
 }
@@ -349,16 +374,13 @@ fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
         return view! { <p class="empty">"No attempt yet."</p> }.into_any();
     }
     let mut rows = Vec::new();
-    let mut previous_end: Option<Timestamp> = None;
+    let mut previous: Option<&AttemptView> = None;
     for (number, attempt) in attempts.iter().enumerate() {
-        if let Some(end) = previous_end {
+        if let Some((before, end)) = previous.and_then(|before| Some((before, before.finished_at?)))
+        {
             let waited = attempt.started_at.as_millis() - end.as_millis();
-            if waited >= 1 {
-                let what = if attempt.probe {
-                    "circuit wait, then this attempt probed it"
-                } else {
-                    "wait"
-                };
+            let what = gap_words(before, attempt);
+            if waited >= 1_000 || what != "then" {
                 rows.push(
                     view! {
                         <li class="gap"><span>{format!("{what}: {}", duration(waited))}</span></li>
@@ -367,7 +389,7 @@ fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
                 );
             }
         }
-        previous_end = attempt.finished_at;
+        previous = Some(attempt);
         let outcome = attempt
             .outcome
             .clone()
@@ -413,4 +435,22 @@ fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
         rows.push(view! { <li class="gap current"><span>{what}</span></li> }.into_any());
     }
     view! { <ol class="timeline">{rows}</ol> }.into_any()
+}
+
+/// What the time between two attempts was: the wait its decision took, a
+/// circuit's, or the next turn.
+fn gap_words(before: &AttemptView, after: &AttemptView) -> &'static str {
+    if after.turn != before.turn {
+        "next turn asked"
+    } else if after.probe {
+        "circuit wait, then this attempt probed it"
+    } else {
+        match before.decision.as_deref() {
+            Some("retry") => "backoff wait",
+            Some("wait_for_reset") => "reset wait",
+            Some("skip") => "skipped to the next candidate",
+            Some("hold") => "held for a person",
+            _ => "then",
+        }
+    }
 }

@@ -1,5 +1,6 @@
 use api::{
-    ApiError, FieldError, ProfileId, RouteView, TaskId, TaskRequest, TaskSummary, Timestamp,
+    ApiError, FieldError, ProfileId, ProfileView, RouteView, TaskId, TaskRequest, TaskSummary,
+    Timestamp,
 };
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -25,7 +26,7 @@ const STATES: [RouteState; 8] = [
 
 /// Provided by the server when it renders the list in answer to a plain form
 /// post of **New task**: what was sent and why it was refused.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TaskSubmission {
     /// The profile chosen.
     pub profile_id: String,
@@ -54,6 +55,9 @@ pub fn TasksPage() -> impl IntoView {
     // Routes from the events stream, newer than what the list was read with.
     let updates = RwSignal::new(std::collections::HashMap::<TaskId, RouteView>::new());
     let shown = RwSignal::new(std::collections::HashSet::<TaskId>::new());
+    // What changed last, for screen readers (the rows themselves count down
+    // every second, so they are not announced).
+    let announced = RwSignal::new(String::new());
     let connection = use_route_events(move |live| match live {
         Live::Route(route) => {
             if shown.with_untracked(|shown| shown.contains(&route.task_id)) {
@@ -62,10 +66,20 @@ pub fn TasksPage() -> impl IntoView {
                         .get(&route.task_id)
                         .is_none_or(|kept| kept.generation < route.generation);
                     if newer {
+                        announced.set(format!(
+                            "A task is now {} on {}.",
+                            state_label(route.state).to_lowercase(),
+                            candidate_label(route.candidate_index, &route.model)
+                        ));
                         updates.insert(route.task_id.clone(), *route);
                     }
                 });
-            } else {
+            } else if filter
+                .get_untracked()
+                .is_none_or(|state| state == route.state)
+            {
+                // A task this page has not shown, that belongs on it: read the list
+                // again (the rows stay up meanwhile).
                 data.refetch();
             }
         }
@@ -97,7 +111,7 @@ pub fn TasksPage() -> impl IntoView {
                     .collect_view()}
             </ul>
         </nav>
-        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
             {move || {
                 data.get()
                     .map(|result| match result {
@@ -108,7 +122,8 @@ pub fn TasksPage() -> impl IntoView {
                         Err(error) => view! { <ErrorNotice error /> }.into_any(),
                     })
             }}
-        </Suspense>
+        </Transition>
+        <p class="visually-hidden" role="status">{move || announced.get()}</p>
     }
     .into_any()
 }
@@ -119,7 +134,7 @@ fn TaskList(
     data: TasksData,
     updates: RwSignal<std::collections::HashMap<TaskId, RouteView>>,
 ) -> impl IntoView {
-    let now = use_server_clock(data.now);
+    let now = use_server_clock(data.now).now;
     if data.page.tasks.is_empty() {
         return view! {
             <p class="empty">"No tasks here. Start one above, or through the API (POST /api/tasks)."</p>
@@ -127,7 +142,7 @@ fn TaskList(
         .into_any();
     }
     view! {
-        <ul class="task-list" aria-label="Tasks" aria-live="polite">
+        <ul class="task-list" aria-label="Tasks">
             {data
                 .page
                 .tasks
@@ -183,8 +198,38 @@ fn TaskRow(
 /// as a plain form before hydration.
 #[component]
 fn NewTaskForm() -> impl IntoView {
+    // Only on the server, answering a plain form post; it reaches the browser
+    // inside the resource, so both render the same form.
     let submission = use_context::<TaskSubmission>();
-    let profiles = Resource::new(|| (), |_| list_profiles());
+    let profiles = Resource::new(
+        || (),
+        move |()| {
+            let submission = submission.clone();
+            async move {
+                list_profiles()
+                    .await
+                    .map(|(profiles, _)| (profiles, submission))
+            }
+        },
+    );
+    view! {
+        <section class="card new-task" aria-labelledby="new-task">
+            <h2 id="new-task">"New task"</h2>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || profiles.get().map(|result| match result {
+                    Ok((profiles, _)) if profiles.is_empty() => view! {
+                        <p class="empty">"A task runs on a dynamic profile: "<a href="/profiles/new">"create one first"</a>"."</p>
+                    }.into_any(),
+                    Ok((profiles, submission)) => view! { <TaskForm profiles submission /> }.into_any(),
+                    Err(error) => view! { <ErrorNotice error /> }.into_any(),
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn TaskForm(profiles: Vec<ProfileView>, submission: Option<TaskSubmission>) -> impl IntoView {
     let (first_profile, first_prompt, first_errors, first_notice) = match submission {
         Some(sent) => (sent.profile_id, sent.prompt, sent.errors, sent.notice),
         None => (String::new(), String::new(), Vec::new(), None),
@@ -232,14 +277,6 @@ fn NewTaskForm() -> impl IntoView {
         }
     });
     view! {
-        <section class="card new-task" aria-labelledby="new-task">
-            <h2 id="new-task">"New task"</h2>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-                {move || profiles.get().map(|result| match result {
-                    Ok((profiles, _)) if profiles.is_empty() => view! {
-                        <p class="empty">"A task runs on a dynamic profile: "<a href="/profiles/new">"create one first"</a>"."</p>
-                    }.into_any(),
-                    Ok((profiles, _)) => view! {
                         <form method="post" action="/tasks" novalidate
                             on:submit=move |event| {
                                 event.prevent_default();
@@ -278,13 +315,8 @@ fn NewTaskForm() -> impl IntoView {
                                 </textarea>
                                 <p class="field-error" id="task-prompt-error">{error_of("prompt")}</p>
                             </div>
-                            <p class="notice" role="alert" hidden=move || notice.with(Option::is_none)>{move || notice.get()}</p>
+                            <p class="notice" role="status" hidden=move || notice.with(Option::is_none)>{move || notice.get()}</p>
                             <button type="submit" class="primary" disabled=move || create.pending().get()>"Start task"</button>
                         </form>
-                    }.into_any(),
-                    Err(error) => view! { <ErrorNotice error /> }.into_any(),
-                })}
-            </Suspense>
-        </section>
     }
 }

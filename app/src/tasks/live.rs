@@ -80,24 +80,64 @@ fn subscribe(on: impl Fn(Live) + Clone + 'static, set_connected: WriteSignal<boo
 }
 
 /// The server's time now, ticking every second in the browser: the server's
-/// clock when the page's data was read, plus the time elapsed here since then.
-/// A countdown so counts to the server's deadline, whatever this machine's
-/// clock says.
-pub fn use_server_clock(read_at: Timestamp) -> Signal<Timestamp> {
-    let (now, set_now) = signal(read_at);
+/// clock at its latest reading, plus the time elapsed here since then. A
+/// countdown so counts to the server's deadline, whatever this machine's clock
+/// says; each fresh read of the page's data re-anchors it (the first reading
+/// is as old as the page load).
+#[derive(Debug, Clone, Copy)]
+pub struct ServerClock {
+    /// The server's time now.
+    pub now: Signal<Timestamp>,
+    /// The server's time at its latest reading, and this machine's clock then
+    /// (milliseconds; not a number until the browser starts counting).
+    reading: RwSignal<(Timestamp, f64)>,
+}
+
+impl ServerClock {
+    /// Count from `read_at`, read just now.
+    pub fn anchor(&self, read_at: Timestamp) {
+        self.reading.set((read_at, local_now()));
+    }
+}
+
+/// This machine's clock, in milliseconds (not a number on the server).
+fn local_now() -> f64 {
+    #[cfg(feature = "hydrate")]
+    return web_sys::js_sys::Date::now();
+    #[cfg(not(feature = "hydrate"))]
+    f64::NAN
+}
+
+/// A clock that starts at `read_at` (the server's time when the page's data was
+/// read) and ticks every second once hydrated.
+pub fn use_server_clock(read_at: Timestamp) -> ServerClock {
+    let reading = RwSignal::new((read_at, f64::NAN));
+    let (tick, set_tick) = signal(0_u64);
+    let now = Signal::derive(move || {
+        tick.track();
+        let (at, local) = reading.get();
+        if local.is_nan() {
+            at
+        } else {
+            #[allow(clippy::cast_possible_truncation)]
+            at.plus_millis((local_now() - local) as i64)
+        }
+    });
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
-        let local_start = web_sys::js_sys::Date::now();
-        let tick = move || {
-            let elapsed = (web_sys::js_sys::Date::now() - local_start) as i64;
-            set_now.set(read_at.plus_millis(elapsed));
-        };
-        tick();
-        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(1)) {
+        reading.update(|(_, local)| {
+            if local.is_nan() {
+                *local = local_now();
+            }
+        });
+        if let Ok(handle) = set_interval_with_handle(
+            move || set_tick.update(|tick| *tick += 1),
+            std::time::Duration::from_secs(1),
+        ) {
             on_cleanup(move || handle.clear());
         }
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = set_now;
-    now.into()
+    let _ = set_tick;
+    ServerClock { now, reading }
 }

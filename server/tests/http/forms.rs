@@ -383,6 +383,23 @@ async fn an_action_form_is_fenced_by_its_generation_and_stop_asks_first() {
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
     assert!(answer.text.contains("Stop this route for good?"));
     assert!(answer.text.contains("Confirm stop"));
+    // The question confirms at the generation the click was made at.
+    let confirm = &answer.text[answer
+        .text
+        .find("Confirm stop")
+        .unwrap_or(0)
+        .saturating_sub(400)..];
+    assert!(
+        confirm.contains(&format!("name=\"generation\" value=\"{current}\"")),
+        "{confirm}"
+    );
+    assert_eq!(route().await, before);
+    // Asked on a generation that is no longer the route's: refused at once (409).
+    let answer = api
+        .post_form(&path, &[("action", "stop"), ("generation", &stale)])
+        .await;
+    assert_eq!(answer.status, StatusCode::CONFLICT, "{}", answer.text);
+    assert!(!answer.text.contains("Confirm stop"));
     assert_eq!(route().await, before);
 
     // A stale generation: 409, the route as it is now, nothing changed.

@@ -87,13 +87,36 @@ pub async fn act(
             .find(|known| known.as_str() == action),
         generation.parse::<i64>(),
     ) {
-        (Some(ManualAction::Stop), Ok(_)) if value(&pairs, "confirmed") != Some("yes") => (
-            StatusCode::OK,
-            ActionSubmission {
-                notice: None,
-                confirm_stop: true,
-            },
-        ),
+        (Some(ManualAction::Stop), Ok(generation)) if value(&pairs, "confirmed") != Some("yes") => {
+            // Asked only when the stop could go through now, with the same checks
+            // as the action itself; confirmed later at this same generation.
+            let refused = match state.services.get_task(&id).await {
+                Ok(task) if task.route.generation.get() != generation => {
+                    Some(ApiError::stale_generation(generation, task.route))
+                }
+                Ok(task) if !task.route.state.actions().contains(&ManualAction::Stop) => Some(
+                    ApiError::not_allowed_now(ManualAction::Stop.as_str(), task.route.state),
+                ),
+                Ok(_) => None,
+                Err(error) => Some(error.into_api_error()),
+            };
+            match refused {
+                None => (
+                    StatusCode::OK,
+                    ActionSubmission {
+                        notice: None,
+                        confirm_stop: Some(generation),
+                    },
+                ),
+                Some(error) => (
+                    status_of(&error),
+                    ActionSubmission {
+                        notice: Some(refusal(&error)),
+                        confirm_stop: None,
+                    },
+                ),
+            }
+        }
         (Some(action), Ok(generation)) => {
             let request = ActionRequest { action, generation };
             match state.services.act(&id, Read::clean(&request)).await {
@@ -104,7 +127,7 @@ pub async fn act(
                         status_of(&error),
                         ActionSubmission {
                             notice: Some(refusal(&error)),
-                            confirm_stop: false,
+                            confirm_stop: None,
                         },
                     )
                 }
@@ -131,7 +154,7 @@ pub async fn act(
                 status_of(&error),
                 ActionSubmission {
                     notice: Some(refusal(&error)),
-                    confirm_stop: false,
+                    confirm_stop: None,
                 },
             )
         }
