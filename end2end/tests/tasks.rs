@@ -549,3 +549,52 @@ async fn the_task_list_follows_routes_live_and_starts_a_task() -> anyhow::Result
     assert_eq!(page.errors(), Vec::<String>::new());
     Ok(())
 }
+
+/// Anthropic's 529: overloaded, no reset named, so the policy backs off.
+fn overloaded() -> Value {
+    json!({"error": {"provider": "anthropic", "status": 529,
+        "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}})
+}
+
+#[tokio::test]
+async fn a_backoff_is_cancelled_retried_from_held_and_skipped() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([overloaded()]))?;
+    wait_for_state(&server, &id, "retry_wait")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    see_route(&page, "Waiting to retry on Candidate 1: gpt-drill").await?;
+    expect(page.get_by_text("retry 1 of 3 · then: skip to Candidate 2: gpt-steady", true))
+        .to_be_visible()
+        .await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    for name in ["Retry now", "Skip now", "Cancel wait", "Stop"] {
+        expect(actions.get_by_role(AriaRole::Button, named(name)))
+            .to_be_visible()
+            .await?;
+    }
+
+    press(&actions, "Cancel wait").await?;
+    see_route(&page, "Held for a person on Candidate 1: gpt-drill").await?;
+    expect(page.get_by_text("A person cancelled the pending wait.", true))
+        .to_be_visible()
+        .await?;
+
+    // From held, a retry is a new episode: the provider is still overloaded, so
+    // the route backs off again, from its first retry.
+    press(&actions, "Retry now").await?;
+    see_route(&page, "Waiting to retry on Candidate 1: gpt-drill").await?;
+    expect(page.get_by_text("retry 1 of 3 · then: skip to Candidate 2: gpt-steady", true))
+        .to_be_visible()
+        .await?;
+
+    press(&actions, "Skip now").await?;
+    see_route(&page, "Completed on Candidate 2: gpt-steady").await?;
+    let (_, task) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
+    assert_eq!(task["attempts"].as_array().map(Vec::len), Some(3));
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
