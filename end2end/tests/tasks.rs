@@ -598,3 +598,42 @@ async fn a_backoff_is_cancelled_retried_from_held_and_skipped() -> anyhow::Resul
     assert_eq!(page.errors(), Vec::<String>::new());
     Ok(())
 }
+
+/// A stream the server (or a proxy) refuses with an error status is one the
+/// browser gives up on: the page opens it again itself, and goes live.
+#[tokio::test]
+async fn a_refused_events_stream_is_opened_again() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([rate_limited()]))?;
+    let waiting = wait_for_state(&server, &id, "waiting_for_reset")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    let refused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let once = refused.clone();
+    page.route("**/api/events", move |route| {
+        let first = !once.swap(true, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            if first {
+                let unavailable = playwright_rs::protocol::FulfillOptions::builder()
+                    .status(503)
+                    .body(b"restarting".to_vec())
+                    .build();
+                route.fulfill(Some(unavailable)).await
+            } else {
+                route.continue_(None).await
+            }
+        }
+    })
+    .await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    expect(page.get_by_text("Live", true))
+        .with_timeout(std::time::Duration::from_secs(15))
+        .to_be_visible()
+        .await?;
+    assert!(refused.load(std::sync::atomic::Ordering::SeqCst));
+    cancel_wait_elsewhere(&server, &id, &waiting)?;
+    see_route(&page, "Held for a person on Candidate 1: gpt-drill").await?;
+    Ok(())
+}

@@ -36,11 +36,51 @@ pub fn use_route_events(on: impl Fn(Live) + Clone + 'static) -> Connection {
     Connection(connected)
 }
 
+/// How long to wait before opening the stream again once the browser has given
+/// up on it (the server answered with an error rather than dropping).
+#[cfg(feature = "hydrate")]
+const REOPEN_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// An open stream and the handlers it calls: they live exactly as long as it.
+#[cfg(feature = "hydrate")]
+struct Subscription {
+    source: web_sys::EventSource,
+    _messages: [wasm_bindgen::closure::Closure<dyn Fn(web_sys::MessageEvent)>; 2],
+    _status: [wasm_bindgen::closure::Closure<dyn Fn(web_sys::Event)>; 2],
+}
+
+#[cfg(feature = "hydrate")]
+type Slot = std::rc::Rc<std::cell::RefCell<Option<Subscription>>>;
+
 #[cfg(feature = "hydrate")]
 fn subscribe(on: impl Fn(Live) + Clone + 'static, set_connected: WriteSignal<bool>) {
+    let slot: Slot = std::rc::Rc::default();
+    let alive = std::rc::Rc::new(std::cell::Cell::new(true));
+    open(on, set_connected, slot.clone(), alive.clone());
+    // Closed with the page, whichever stream is open then.
+    let kept = send_wrapper::SendWrapper::new((slot, alive));
+    on_cleanup(move || {
+        kept.1.set(false);
+        if let Some(subscription) = kept.0.borrow_mut().take() {
+            subscription.source.close();
+        }
+    });
+}
+
+/// Open the stream into `slot`, unless the page is gone.
+#[cfg(feature = "hydrate")]
+fn open(
+    on: impl Fn(Live) + Clone + 'static,
+    set_connected: WriteSignal<bool>,
+    slot: Slot,
+    alive: std::rc::Rc<std::cell::Cell<bool>>,
+) {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
 
+    if !alive.get() {
+        return;
+    }
     let Ok(source) = web_sys::EventSource::new("/api/events") else {
         return;
     };
@@ -63,20 +103,37 @@ fn subscribe(on: impl Fn(Live) + Clone + 'static, set_connected: WriteSignal<boo
     };
     // Every opening resyncs: the first closes the gap between reading the page's
     // data and subscribing, a later one whatever a restarted server cannot replay.
-    let on_open = Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
-        set_connected.set(true);
-        on(Live::Resync);
-    });
-    let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
-        set_connected.set(false);
-    });
+    let on_open = {
+        let on = on.clone();
+        Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
+            set_connected.set(true);
+            on(Live::Resync);
+        })
+    };
+    // A dropped connection the browser retries by itself; a refused one (an error
+    // status from the server or a proxy) it gives up on, so open it again later.
+    let on_error = {
+        let (source, slot, alive) = (source.clone(), slot.clone(), alive.clone());
+        Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
+            set_connected.set(false);
+            if source.ready_state() == web_sys::EventSource::CLOSED {
+                let (on, slot, alive) = (on.clone(), slot.clone(), alive.clone());
+                set_timeout(move || open(on, set_connected, slot, alive), REOPEN_AFTER);
+            }
+        })
+    };
     let _ = source.add_event_listener_with_callback("route", on_route.as_ref().unchecked_ref());
     let _ = source.add_event_listener_with_callback("resync", on_resync.as_ref().unchecked_ref());
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    // Closed with the page; the closures live exactly as long as the source.
-    let kept = send_wrapper::SendWrapper::new((source, on_route, on_resync, on_open, on_error));
-    on_cleanup(move || kept.0.close());
+    let replaced = slot.borrow_mut().replace(Subscription {
+        source,
+        _messages: [on_route, on_resync],
+        _status: [on_open, on_error],
+    });
+    if let Some(old) = replaced {
+        old.source.close();
+    }
 }
 
 /// The server's time now, ticking every second in the browser: the server's
