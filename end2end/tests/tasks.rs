@@ -148,6 +148,10 @@ async fn a_waiting_route_shows_its_deadline_and_retry_now_completes_it_live() ->
     expect(countdown.clone())
         .to_contain_text("in 9 min")
         .await?;
+    // Screen readers hear it politely, a minute at a time.
+    expect(header.locator("p.visually-hidden[aria-live=polite]"))
+        .to_contain_text_regex("^Deadline [0-9:]+ UTC: in (9|10) minutes$")
+        .await?;
     // And it counts down in the page, with no reload.
     let shown = countdown.text_content().await?.unwrap_or_default();
     expect(countdown.clone()).not().to_have_text(&shown).await?;

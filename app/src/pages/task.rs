@@ -8,8 +8,8 @@ use crate::components::ErrorNotice;
 use crate::server_fns::{act_on_task, load_task};
 use crate::tasks::live::{Connection, Live, use_route_events, use_server_clock};
 use crate::tasks::words::{
-    action_hint, action_label, candidate_label, clock_time, countdown, duration, relative,
-    retry_line, state_label, then_line,
+    action_hint, action_label, candidate_label, clock_time, countdown, countdown_spoken, duration,
+    relative, retry_line, state_label, then_line,
 };
 
 /// Provided by the server when it renders the route view in answer to a plain
@@ -164,6 +164,11 @@ fn RouteHeader(
             parts.join(" · ")
         })
     };
+    // The countdown for screen readers: announced politely, once a minute.
+    let spoken = move |what: &'static str, deadline: Timestamp| {
+        let words = Memo::new(move |_| countdown_spoken(deadline, now.get()));
+        move || format!("{what}{}: {}", clock_time(deadline), words.get())
+    };
     let deadline = move || {
         route.with(|route| {
             route
@@ -212,6 +217,7 @@ fn RouteHeader(
                         <span role="timer" class="countdown">{move || countdown(deadline, now.get())}</span>
                         ")"
                     </p>
+                    <p class="visually-hidden" aria-live="polite">{spoken(what, deadline)}</p>
                 }
             })}
             <dl class="facts">

@@ -113,6 +113,20 @@ pub fn countdown(deadline: Timestamp, now: Timestamp) -> String {
     }
 }
 
+/// A countdown as a screen reader hears it: whole minutes, so it changes (and is
+/// announced) once a minute, not every second.
+pub fn countdown_spoken(deadline: Timestamp, now: Timestamp) -> String {
+    let left_ms = deadline.as_millis() - now.as_millis();
+    match left_ms {
+        ..=0 => "due now".to_owned(),
+        1..60_000 => "in less than a minute".to_owned(),
+        _ => match (left_ms + 59_999) / 60_000 {
+            1 => "in 1 minute".to_owned(),
+            minutes => format!("in {minutes} minutes"),
+        },
+    }
+}
+
 /// A duration in words, from whole seconds: "45 s", "3 min 12 s", "2 h 5 min".
 pub fn span(seconds: u64) -> String {
     match seconds {
@@ -226,6 +240,19 @@ mod tests {
         assert_eq!(relative(now.plus_millis(400), now), "now");
         assert_eq!(countdown(now.plus_millis(-5_000), now), "due now");
         assert_eq!(countdown(now.plus_millis(1_500), now), "in 2 s");
+        assert_eq!(
+            countdown_spoken(now.plus_millis(540_500), now),
+            "in 10 minutes"
+        );
+        assert_eq!(
+            countdown_spoken(now.plus_millis(60_000), now),
+            "in 1 minute"
+        );
+        assert_eq!(
+            countdown_spoken(now.plus_millis(59_000), now),
+            "in less than a minute"
+        );
+        assert_eq!(countdown_spoken(now, now), "due now");
         assert_eq!(span(7_500), "2 h 5 min");
         assert_eq!(span(3_600), "1 h");
         assert_eq!(duration(850), "850 ms");
