@@ -187,6 +187,10 @@ pub struct AttemptView {
     pub max_tokens: u32,
     /// Whether it probed a half-open circuit.
     pub probe: bool,
+    /// Whether its route waited on an open circuit (its provider's or its model's)
+    /// since the attempt before it: the time between them was, at least in part,
+    /// that circuit's wait.
+    pub after_circuit_wait: bool,
     /// When it was recorded as started (before the request was sent).
     pub started_at: Timestamp,
     /// When it finished; absent while in flight.

@@ -333,6 +333,9 @@ pub struct Route {
     /// Whether the next dispatch goes through an open circuit as its probe (a person's
     /// `retry_now`).
     pub through_circuit: bool,
+    /// Whether the route has waited on an open circuit since its last attempt started:
+    /// the next attempt records it, so its history shows that wait for what it was.
+    pub circuit_waited: bool,
     /// Whether the next dispatch starts a new episode (another candidate, or a person's
     /// `retry_now` from `held`): the engine clears the episode's retry counts and reset
     /// wait.
@@ -352,6 +355,7 @@ impl Route {
             decision: None,
             circuit_wait: false,
             through_circuit: false,
+            circuit_waited: false,
             new_episode: true,
         }
     }
@@ -430,6 +434,7 @@ pub fn transition(
         (Queued | Retrying, RouteEvent::AttemptStarted) => {
             settle(&mut next, Running);
             next.new_episode = false;
+            next.circuit_waited = false;
             vec![Persist, Send, Publish]
         }
         (Running, RouteEvent::Succeeded) => {
@@ -501,6 +506,7 @@ pub fn transition(
             settle(&mut next, WaitingForReset);
             next.deadline_ms = Some(*until_ms);
             next.circuit_wait = true;
+            next.circuit_waited = true;
             // The dispatch it delays is still the same retry: it keeps its ordinal.
             next.retry_ordinal = route.retry_ordinal;
             vec![Persist, ArmDeadline, Publish]
@@ -1068,6 +1074,23 @@ mod tests {
             .unwrap()
             .route;
         assert!(!fired.circuit_wait);
+        // That it waited stays with the route until its next attempt starts (which
+        // records it), through a skip to another candidate.
+        assert!(fired.circuit_waited);
+        let moved_on = transition(
+            &fired,
+            &RouteEvent::NotSent(Decision::Skip),
+            &RouteContext {
+                next_candidate: Some(1),
+            },
+        )
+        .unwrap()
+        .route;
+        assert!(moved_on.circuit_waited);
+        let next_attempt = transition(&moved_on, &RouteEvent::AttemptStarted, &context)
+            .unwrap()
+            .route;
+        assert!(!next_attempt.circuit_waited);
         // A retry held back by an open circuit is still that retry when it goes.
         let retrying = Route {
             state: Retrying,

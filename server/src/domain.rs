@@ -320,6 +320,8 @@ pub struct Attempt {
     pub max_tokens: u32,
     /// Whether it probed a half-open circuit.
     pub probe: bool,
+    /// Whether its route waited on an open circuit since the attempt before it.
+    pub after_circuit_wait: bool,
     /// When it was recorded as started.
     pub started_at: Timestamp,
     /// How it finished; `None` while in flight.

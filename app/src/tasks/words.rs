@@ -1,7 +1,7 @@
 //! A route in words: what the task list and the route view say, the same on
 //! the server and in the browser. Pure, so it is tested here.
 
-use api::{RouteView, TaskCandidateView, Timestamp};
+use api::{AttemptView, RouteView, TaskCandidateView, Timestamp};
 use policy::OnExhausted;
 use policy::route::{ManualAction, RouteState};
 
@@ -163,10 +163,40 @@ pub fn clock_time(at: Timestamp) -> String {
     }
 }
 
+/// What the time before an attempt was, in the order it happened: the wait the
+/// attempt before it (`None`: the task's start) decided on, a circuit's wait, a
+/// move to another candidate, a probe of the circuit, or the next turn. `None`
+/// when there is nothing to name (the route went straight on).
+pub fn gap_words(before: Option<&AttemptView>, after: &AttemptView) -> Option<String> {
+    if before.is_some_and(|before| before.turn != after.turn) {
+        return Some("next turn asked".to_owned());
+    }
+    let decided = before.and_then(|before| before.decision.as_deref());
+    let mut parts: Vec<&str> = match decided {
+        Some("retry") => vec!["backoff wait"],
+        Some("wait_for_reset") => vec!["reset wait"],
+        Some("skip") => vec!["skipped to the next candidate"],
+        Some("hold") => vec!["held for a person"],
+        _ => Vec::new(),
+    };
+    if after.after_circuit_wait {
+        parts.push("circuit wait");
+    }
+    if before.is_some_and(|before| before.candidate_index != after.candidate_index)
+        && decided != Some("skip")
+    {
+        parts.push("moved to the next candidate");
+    }
+    if after.probe {
+        parts.push("this attempt probed the circuit");
+    }
+    (!parts.is_empty()).then(|| parts.join(", then "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use api::{CandidateId, Generation, ProviderId, TaskId};
+    use api::{AttemptId, CandidateId, Generation, ProviderId, TaskId};
 
     fn route(state: RouteState) -> RouteView {
         RouteView {
@@ -259,5 +289,80 @@ mod tests {
         assert_eq!(duration(2_400), "2.4 s");
         assert_eq!(duration(-3), "0 ms");
         assert_eq!(clock_time(now), "02:00:20 UTC");
+    }
+
+    fn attempt(candidate_index: u32, decision: Option<&str>) -> AttemptView {
+        AttemptView {
+            id: AttemptId::new("a"),
+            turn: 1,
+            candidate_index,
+            candidate_id: CandidateId::new("c1"),
+            model: "claude-haiku".to_owned(),
+            ordinal: None,
+            max_tokens: 1024,
+            probe: false,
+            after_circuit_wait: false,
+            started_at: Timestamp::from_millis(0),
+            finished_at: Some(Timestamp::from_millis(1_000)),
+            outcome: Some("failed".to_owned()),
+            class: None,
+            code: None,
+            catalogue: None,
+            safe_cause: None,
+            reset_at: None,
+            decision: decision.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_gap_is_named_by_what_happened_in_it_in_order() {
+        let retried = attempt(0, Some("retry"));
+        assert_eq!(
+            gap_words(Some(&retried), &attempt(0, None)).as_deref(),
+            Some("backoff wait")
+        );
+        // A backoff that ran into another route's open circuit, then the probe.
+        let probed = AttemptView {
+            after_circuit_wait: true,
+            probe: true,
+            ..attempt(0, None)
+        };
+        assert_eq!(
+            gap_words(Some(&retried), &probed).as_deref(),
+            Some("backoff wait, then circuit wait, then this attempt probed the circuit")
+        );
+        // A first attempt that waited for another route's circuit first.
+        assert_eq!(
+            gap_words(None, &probed).as_deref(),
+            Some("circuit wait, then this attempt probed the circuit")
+        );
+        assert_eq!(gap_words(None, &attempt(0, None)), None);
+        // A circuit whose reset lay beyond the wait: the route moved on without
+        // an attempt of its own.
+        let elsewhere = AttemptView {
+            after_circuit_wait: true,
+            ..attempt(1, None)
+        };
+        assert_eq!(
+            gap_words(Some(&attempt(0, Some("wait_for_reset"))), &elsewhere).as_deref(),
+            Some("reset wait, then circuit wait, then moved to the next candidate")
+        );
+        assert_eq!(
+            gap_words(Some(&attempt(0, Some("skip"))), &attempt(1, None)).as_deref(),
+            Some("skipped to the next candidate")
+        );
+        assert_eq!(
+            gap_words(Some(&attempt(0, Some("hold"))), &attempt(1, None)).as_deref(),
+            Some("held for a person, then moved to the next candidate")
+        );
+        assert_eq!(gap_words(Some(&attempt(0, None)), &attempt(0, None)), None);
+        let next_turn = AttemptView {
+            turn: 2,
+            ..attempt(0, None)
+        };
+        assert_eq!(
+            gap_words(Some(&retried), &next_turn).as_deref(),
+            Some("next turn asked")
+        );
     }
 }

@@ -303,6 +303,7 @@ impl Engine {
             ordinal: record.route.retry_ordinal,
             max_tokens,
             probe,
+            after_circuit_wait: record.route.circuit_waited,
             started_at: self.now(),
             end: None,
         };

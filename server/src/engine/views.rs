@@ -68,6 +68,7 @@ pub fn attempt_view(attempt: &Attempt) -> AttemptView {
         ordinal: attempt.ordinal,
         max_tokens: attempt.max_tokens,
         probe: attempt.probe,
+        after_circuit_wait: attempt.after_circuit_wait,
         started_at: attempt.started_at,
         finished_at: end.map(|end| end.finished_at),
         outcome: end.map(|end| end.outcome.as_str().to_owned()),

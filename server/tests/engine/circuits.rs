@@ -84,6 +84,12 @@ async fn one_route_probes_a_half_open_circuit_and_the_rest_follow() {
         }
     }
     assert_eq!(probes, 2, "one probe per half-open");
+    // The history says which first sends came after the circuit's wait: all but
+    // the one whose failure opened it.
+    for (index, id) in ids.iter().enumerate() {
+        let first_attempt = &h.view(id).await.attempts[0];
+        assert_eq!(first_attempt.after_circuit_wait, index > 0, "task {index}");
+    }
     assert!(
         (1..=2).contains(&probe_tasks.len()),
         "probes were made by routes of this circuit: {probe_tasks:?}"

@@ -59,6 +59,7 @@ fn attempt(task: &Task, id: &str) -> Attempt {
         ordinal: None,
         max_tokens: 100,
         probe: false,
+        after_circuit_wait: false,
         started_at: at(11_000),
         end: None,
     }
@@ -126,8 +127,13 @@ pub(super) async fn tasks(store: &dyn Store) {
     // The generation fence: a commit from generation 0 wins once; again, it is stale
     // and writes nothing (not its attempt, not its event).
     let events_before = store.last_event_id().await.unwrap();
-    let started = attempt(&first, "alpha-a1");
-    let running = route(&first.id, RouteState::Running, 1);
+    let started = Attempt {
+        probe: true,
+        after_circuit_wait: true,
+        ..attempt(&first, "alpha-a1")
+    };
+    let mut running = route(&first.id, RouteState::Running, 1);
+    running.route.circuit_waited = true;
     let mut with_attempt = commit(running.clone());
     with_attempt.start_attempt = Some(started.clone());
     let event = store.commit(0, with_attempt.clone()).await.unwrap();
@@ -145,6 +151,8 @@ pub(super) async fn tasks(store: &dyn Store) {
         "the stale commit wrote no attempt"
     );
     assert_eq!(detail.attempts[0].seq, 1);
+    assert!(detail.attempts[0].probe && detail.attempts[0].after_circuit_wait);
+    assert_eq!(detail.route.route, running.route, "the route as committed");
     assert_eq!(store.last_event_id().await.unwrap(), event, "nor an event");
 
     // An attempt, once finished, never changes.

@@ -90,6 +90,7 @@ struct RouteRow {
     pending_outcome: Option<String>,
     circuit_wait: bool,
     through_circuit: bool,
+    circuit_waited: bool,
     new_episode: bool,
     episode_json: String,
     turn: i64,
@@ -103,7 +104,8 @@ macro_rules! route_columns {
     () => {
         "task_id, state, generation, candidate_index, cause, deadline_ms, retry_ordinal, \
          decision_json, class, code, catalogue, safe_cause, pending_outcome, circuit_wait, \
-         through_circuit, new_episode, episode_json, turn, escalations, max_tokens, updated_at_ms"
+         through_circuit, circuit_waited, new_episode, episode_json, turn, escalations, max_tokens, \
+         updated_at_ms"
     };
 }
 pub(super) use route_columns;
@@ -150,6 +152,7 @@ impl RouteRow {
                 decision,
                 circuit_wait: self.circuit_wait,
                 through_circuit: self.through_circuit,
+                circuit_waited: self.circuit_waited,
                 new_episode: self.new_episode,
             },
             failure,
@@ -185,6 +188,7 @@ struct AttemptRow {
     ordinal: Option<i64>,
     max_tokens: i64,
     probe: bool,
+    after_circuit_wait: bool,
     started_at_ms: i64,
     finished_at_ms: Option<i64>,
     outcome: Option<String>,
@@ -256,6 +260,7 @@ impl AttemptRow {
                 .transpose()?,
             max_tokens: to_u32("max_tokens", self.max_tokens)?,
             probe: self.probe,
+            after_circuit_wait: self.after_circuit_wait,
             started_at: Timestamp::from_millis(self.started_at_ms),
             end,
         })
@@ -473,7 +478,7 @@ async fn fetch_detail(conn: &mut SqliteConnection, id: &str) -> Result<TaskDetai
     let route = fetch_route(conn, id).await?;
     let attempts: Vec<AttemptRow> = sqlx::query_as(
         "SELECT id, task_id, seq, turn, generation, candidate_index, candidate_id, provider_id, \
-         model, ordinal, max_tokens, probe, started_at_ms, finished_at_ms, outcome, class, code, \
+         model, ordinal, max_tokens, probe, after_circuit_wait, started_at_ms, finished_at_ms, outcome, class, code, \
          confidence, catalogue, rule, safe_cause, reset_at_ms, decision_json, evidence_json \
          FROM attempts WHERE task_id = ? ORDER BY seq",
     )

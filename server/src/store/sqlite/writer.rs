@@ -292,6 +292,7 @@ fn route_values(record: &RouteRecord) -> Vec<Value> {
         text(record.pending_outcome.map(|outcome| outcome.as_str())),
         Value::Integer(i64::from(route.circuit_wait)),
         Value::Integer(i64::from(route.through_circuit)),
+        Value::Integer(i64::from(route.circuit_waited)),
         Value::Integer(i64::from(route.new_episode)),
         Value::Text(to_json(&record.episode)),
         Value::Integer(i64::from(record.turn)),
@@ -318,8 +319,8 @@ pub(super) fn commit(
             "UPDATE routes SET state = ?, generation = ?, candidate_index = ?, cause = ?, \
              deadline_ms = ?, retry_ordinal = ?, decision_json = ?, class = ?, code = ?, \
              catalogue = ?, safe_cause = ?, pending_outcome = ?, circuit_wait = ?, \
-             through_circuit = ?, new_episode = ?, episode_json = ?, turn = ?, escalations = ?, \
-             max_tokens = ?, updated_at_ms = ? WHERE task_id = ? AND generation = ?",
+             through_circuit = ?, circuit_waited = ?, new_episode = ?, episode_json = ?, turn = ?, \
+             escalations = ?, max_tokens = ?, updated_at_ms = ? WHERE task_id = ? AND generation = ?",
         )?
         .execute(rusqlite::params_from_iter(values))?;
     if updated == 0 {
@@ -427,7 +428,7 @@ pub(super) fn create_task(
         .prepare_cached(concat!(
             "INSERT INTO routes (",
             route_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ))?
         .execute(rusqlite::params_from_iter(values))?;
     insert_turn(connection, id, &write.turn)?;
@@ -472,9 +473,10 @@ fn insert_attempt(connection: &Connection, attempt: &Attempt) -> Result<(), Stor
     connection
         .prepare_cached(
             "INSERT INTO attempts (id, task_id, seq, turn, generation, candidate_index, \
-             candidate_id, provider_id, model, ordinal, max_tokens, probe, started_at_ms) \
+             candidate_id, provider_id, model, ordinal, max_tokens, probe, after_circuit_wait, \
+             started_at_ms) \
              VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE task_id = ?2), \
-             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )?
         .execute(params![
             attempt.id.as_str(),
@@ -488,6 +490,7 @@ fn insert_attempt(connection: &Connection, attempt: &Attempt) -> Result<(), Stor
             attempt.ordinal.map(i64::from),
             i64::from(attempt.max_tokens),
             attempt.probe,
+            attempt.after_circuit_wait,
             attempt.started_at.as_millis(),
         ])?;
     Ok(())
