@@ -404,6 +404,11 @@ async fn a_running_route_offers_only_stop_and_skip_now_moves_a_waiting_one_on() 
     let actions = page.get_by_role(AriaRole::Region, named("Actions"));
     press(&actions, "Skip now").await?;
     see_route(&page, "Completed on Candidate 2: gpt-steady").await?;
+    // The history names each gap by what happened in it.
+    let history = page.get_by_role(AriaRole::Region, named("Attempts"));
+    expect(history.locator("li.gap").last())
+        .to_contain_text("reset wait, then moved to the next candidate: ")
+        .await?;
     expect(page.get_by_text("Answered by Candidate 2: gpt-steady", true))
         .to_be_visible()
         .await?;
@@ -597,6 +602,10 @@ async fn a_backoff_is_cancelled_retried_from_held_and_skipped() -> anyhow::Resul
 
     press(&actions, "Skip now").await?;
     see_route(&page, "Completed on Candidate 2: gpt-steady").await?;
+    let history = page.get_by_role(AriaRole::Region, named("Attempts"));
+    expect(history.locator("li.gap").last())
+        .to_contain_text("backoff wait, then moved to the next candidate: ")
+        .await?;
     let (_, task) = server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null)?;
     assert_eq!(task["attempts"].as_array().map(Vec::len), Some(3));
     assert_eq!(page.errors(), Vec::<String>::new());
@@ -639,5 +648,230 @@ async fn a_refused_events_stream_is_opened_again() -> anyhow::Result<()> {
     assert!(refused.load(std::sync::atomic::Ordering::SeqCst));
     cancel_wait_elsewhere(&server, &id, &waiting)?;
     see_route(&page, "Held for a person on Candidate 1: gpt-drill").await?;
+    Ok(())
+}
+
+/// The element that has the keyboard's focus: its tag and text.
+async fn focused(page: &end2end::TestPage) -> anyhow::Result<String> {
+    let focused: String = page
+        .evaluate(
+            r#"() => {
+                const active = document.activeElement;
+                return active ? `${active.tagName.toLowerCase()} ${active.textContent.trim()}` : 'nothing';
+            }"#,
+            None::<&()>,
+        )
+        .await?;
+    Ok(focused)
+}
+
+/// Poll the focused element (it moves after the page's effects run) until it is
+/// `expected`, as playwright's own expectations poll. (playwright-rs's
+/// `to_be_focused` cannot take a role locator: it hands the selector to
+/// `querySelectorAll`.)
+async fn expect_focus(page: &end2end::TestPage, expected: &str) -> anyhow::Result<()> {
+    let mut seen = String::new();
+    for _ in 0..50 {
+        seen = focused(page).await?;
+        if seen == expected {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    anyhow::bail!("focus is on {seen:?}, not {expected:?}")
+}
+
+/// A keyboard user does not lose their place: a live change that keeps their
+/// button keeps their focus on it, and an action whose button goes away leaves
+/// focus in the Actions section, never at the top of the page.
+#[tokio::test]
+async fn the_keyboard_keeps_its_place_through_live_changes_and_actions() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let id = start_task(&server, json!([overloaded(), overloaded(), overloaded()]))?;
+    let waiting = wait_for_state(&server, &id, "retry_wait")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    expect(page.get_by_text("Live", true))
+        .to_be_visible()
+        .await?;
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    let stop = actions.get_by_role(AriaRole::Button, named("Stop"));
+    stop.focus().await?;
+    expect_focus(&page, "button Stop").await?;
+
+    // Another client retries: the route sends, fails and backs off again; Stop
+    // stayed valid throughout, so the keyboard is still on it.
+    let (status, answer) = server.send_json(
+        "POST",
+        &format!("/api/tasks/{id}/actions"),
+        &json!({"action": "retry_now", "generation": waiting["route"]["generation"]}),
+    )?;
+    anyhow::ensure!(status == 200, "retry_now: {status} {answer}");
+    let again = waiting["route"]["generation"].as_i64().unwrap_or_default() + 3;
+    expect(page.locator(".generation"))
+        .to_have_text(&again.to_string())
+        .await?;
+    expect_focus(&page, "button Stop").await?;
+
+    // Cancel wait from the keyboard: its button goes with the wait, and focus
+    // stays in the Actions section.
+    let cancel = actions.get_by_role(AriaRole::Button, named("Cancel wait"));
+    cancel.focus().await?;
+    cancel.press("Enter", None).await?;
+    see_route(&page, "Held for a person on Candidate 1: gpt-drill").await?;
+    expect_focus(&page, "h2 Actions").await?;
+
+    // Stop from the keyboard: the question takes the focus; "Keep it" gives it
+    // back to Stop.
+    stop.focus().await?;
+    stop.press("Enter", None).await?;
+    expect_focus(&page, "button Confirm stop").await?;
+    page.keyboard().press("Tab", None).await?;
+    page.keyboard().press("Enter", None).await?;
+    expect(page.get_by_role(AriaRole::Alertdialog, None))
+        .to_have_count(0)
+        .await?;
+    expect_focus(&page, "button Stop").await?;
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
+
+/// SPEC's second: a transition committed by another client shows on an open
+/// page within one second, measured in the page from the moment the request
+/// that commits it is sent to the moment the heading changes.
+#[tokio::test]
+async fn a_committed_transition_reaches_an_open_page_within_a_second() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    for round in 0..3 {
+        let id = start_task_asking(&server, json!([rate_limited()]), &format!("Timing {round}"))?;
+        let waiting = wait_for_state(&server, &id, "waiting_for_reset")?;
+        page.goto(&server.url(&format!("/tasks/{id}")), None)
+            .await?;
+        page.wait_for_hydration().await?;
+        expect(page.get_by_text("Live", true))
+            .to_be_visible()
+            .await?;
+        let generation = waiting["route"]["generation"].as_i64().unwrap_or_default();
+        let took: f64 = page
+            .evaluate(
+                &format!(
+                    r#"async () => {{
+                        const heading = document.getElementById('route-state');
+                        const changed = new Promise((resolve) => {{
+                            new MutationObserver(() => {{
+                                if (heading.textContent.startsWith('Held')) resolve(performance.now());
+                            }}).observe(heading, {{ subtree: true, childList: true, characterData: true }});
+                        }});
+                        const sent = performance.now();
+                        const answer = await fetch('/api/tasks/{id}/actions', {{
+                            method: 'POST',
+                            headers: {{ 'content-type': 'application/json' }},
+                            body: JSON.stringify({{ action: 'cancel_wait', generation: {generation} }}),
+                        }});
+                        if (answer.status !== 200) return -answer.status;
+                        const shown = await Promise.race([changed,
+                            new Promise((resolve) => setTimeout(() => resolve(sent + 60000), 10000))]);
+                        return shown - sent;
+                    }}"#
+                ),
+                None::<&()>,
+            )
+            .await?;
+        assert!(took >= 0.0, "the action was refused: {}", -took);
+        assert!(
+            took < 1_000.0,
+            "round {round}: the page changed {took} ms after the request was sent"
+        );
+    }
+    Ok(())
+}
+
+/// A route that waited on another route's open circuit says so in its history:
+/// the gap before the attempt that probed it is named a circuit wait.
+#[tokio::test]
+async fn a_circuit_wait_is_drawn_in_the_history() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    // The first task's 429 names a reset ten minutes out: the model's circuit opens.
+    let first = start_task(&server, json!([rate_limited()]))?;
+    let opened = wait_for_state(&server, &first, "waiting_for_reset")?;
+    let (status, second) = server.send_json(
+        "POST",
+        "/api/tasks",
+        &json!({"profile_id": opened["profile_id"], "prompt": "Second in line."}),
+    )?;
+    anyhow::ensure!(status == 201, "task: {status} {second}");
+    let second = second["id"].as_str().unwrap_or_default().to_owned();
+    let waiting = wait_for_state(&server, &second, "waiting_for_reset")?;
+    assert_eq!(waiting["route"]["circuit_wait"], true, "{waiting}");
+    assert_eq!(
+        waiting["attempts"],
+        json!([]),
+        "nothing sent while it is open"
+    );
+
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url(&format!("/tasks/{second}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    expect(page.locator("p.deadline"))
+        .to_contain_text("The provider's circuit reopens at")
+        .await?;
+    let history = page.get_by_role(AriaRole::Region, named("Attempts"));
+    expect(history.get_by_text("waiting on the provider's circuit", true))
+        .to_be_visible()
+        .await?;
+    // A person sends it through the circuit, as its probe: still throttled.
+    let actions = page.get_by_role(AriaRole::Region, named("Actions"));
+    press(&actions, "Retry now").await?;
+    expect(history.get_by_text("#1 Candidate 1: gpt-drill", false))
+        .to_be_visible()
+        .await?;
+    expect(history.get_by_text("(probe)", false))
+        .to_be_visible()
+        .await?;
+    expect(history.locator("li.gap").first())
+        .to_contain_text("circuit wait, then this attempt probed the circuit: ")
+        .await?;
+    let (_, task) = server.send_json("GET", &format!("/api/tasks/{second}"), &Value::Null)?;
+    assert_eq!(task["attempts"][0]["after_circuit_wait"], true, "{task}");
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
+
+/// A filtered list shows only tasks in its state: a task that leaves it while
+/// the page is open leaves the list too.
+#[tokio::test]
+async fn a_filtered_list_lets_go_of_a_task_that_leaves_its_state() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let held = start_task_asking(&server, json!([cut_off()]), "Draft the changelog.")?;
+    let route = wait_for_state(&server, &held, "held")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url("/tasks?state=held"), None).await?;
+    page.wait_for_hydration().await?;
+    expect(page.get_by_text("Live", true))
+        .to_be_visible()
+        .await?;
+    let mut changelog = FilterOptions::default();
+    changelog.has_text = Some("Draft the changelog.".to_owned());
+    let row = page.get_by_role(AriaRole::Listitem, None).filter(changelog);
+    expect(row.clone()).to_be_visible().await?;
+
+    let (status, answer) = server.send_json(
+        "POST",
+        &format!("/api/tasks/{held}/actions"),
+        &json!({"action": "stop", "generation": route["route"]["generation"]}),
+    )?;
+    anyhow::ensure!(status == 200, "stop: {status} {answer}");
+    expect(row).to_be_hidden().await?;
+    expect(page.locator("p.visually-hidden[role=status]"))
+        .to_have_text("A task is now stopped on Candidate 1: gpt-drill.")
+        .await?;
     Ok(())
 }

@@ -6,10 +6,11 @@ use policy::route::{ManualAction, RouteState};
 
 use crate::components::ErrorNotice;
 use crate::server_fns::{act_on_task, load_task};
+use crate::tasks::focus::{focus_soon, left_on_purpose};
 use crate::tasks::live::{Connection, Live, use_route_events, use_server_clock};
 use crate::tasks::words::{
     action_hint, action_label, candidate_label, clock_time, countdown, countdown_spoken, duration,
-    relative, retry_line, state_label, then_line,
+    gap_words, relative, retry_line, state_label, then_line,
 };
 
 /// Provided by the server when it renders the route view in answer to a plain
@@ -107,10 +108,10 @@ fn RouteViewer(task: TaskView, read_at: Timestamp, submission: ActionSubmission)
         <p class="notice" role="status" hidden=move || notice.with(Option::is_none)>
             {move || notice.get()}
         </p>
-        <Actions task route notice confirm_first=submission.confirm_stop />
+        <Actions task route notice confirm_first=submission.confirm_stop reload=Callback::new(move |()| reload()) />
         <section class="card" aria-labelledby="history">
             <h2 id="history">"Attempts"</h2>
-            {move || task.with(|task| view! { <Timeline attempts=task.attempts.clone() route=task.route.clone() /> })}
+            {move || task.with(|task| view! { <Timeline attempts=task.attempts.clone() route=task.route.clone() created_at=task.created_at /> })}
         </section>
         <section class="card" aria-labelledby="turns">
             <h2 id="turns">"Turns"</h2>
@@ -244,6 +245,7 @@ fn Actions(
     route: Memo<RouteView>,
     notice: RwSignal<Option<String>>,
     confirm_first: Option<i64>,
+    reload: Callback<()>,
 ) -> impl IntoView {
     let sending = RwSignal::new(None::<ManualAction>);
     // The generation Stop was clicked at, while its question is open.
@@ -271,21 +273,13 @@ fn Actions(
                     state_label(route.state).to_lowercase(),
                     route.generation
                 )));
-                let id = route.task_id.clone();
                 task.update(|shown| {
                     if route.generation > shown.route.generation {
                         shown.route = *route;
                     }
                 });
-                leptos::task::spawn_local(async move {
-                    if let Ok((fresh, _)) = load_task(id).await {
-                        task.update(|shown| {
-                            if fresh.route.generation >= shown.route.generation {
-                                *shown = fresh;
-                            }
-                        });
-                    }
-                });
+                // Its history too.
+                reload.run(());
             }
             Err(other) => notice.set(Some(other.to_string())),
         }
@@ -297,49 +291,86 @@ fn Actions(
         confirming.set(None);
         act.dispatch((id, ActionRequest { action, generation }));
     };
+    // The action a keyboard is on: when the page changes under it (its button
+    // goes, or is disabled while its request is out), focus comes back to it, or
+    // to the section's heading once it is no longer valid.
+    let focused = StoredValue::new(None::<ManualAction>);
+    Effect::new(move |was_asking: Option<bool>| {
+        route.track();
+        let asking = confirming.get().is_some();
+        if sending.get().is_some() {
+            return asking;
+        }
+        if asking && was_asking != Some(true) {
+            // The question just opened: the keyboard goes to its answer.
+            if focused.get_value() == Some(ManualAction::Stop) {
+                focus_soon(vec!["confirm-stop-button".to_owned()], false);
+            }
+        } else if let Some(action) = focused.get_value() {
+            focus_soon(
+                vec![
+                    "confirm-stop-button".to_owned(),
+                    action_button_id(action),
+                    "actions-heading".to_owned(),
+                ],
+                true,
+            );
+        }
+        asking
+    });
+    let post_to = route.with_untracked(|route| format!("/tasks/{}/actions", route.task_id));
     view! {
         <section class="card actions" aria-labelledby="actions-heading">
-            <h2 id="actions-heading">"Actions"</h2>
-            {move || {
-                let route = route.get();
-                let valid = route.state.actions();
-                if valid.is_empty() {
-                    return view! { <p class="empty">"Nothing can be done now: the route has ended its turn."</p> }.into_any();
-                }
-                let candidates = task.with_untracked(|task| task.candidates.clone());
-                let post_to = format!("/tasks/{}/actions", route.task_id);
-                valid
-                    .iter()
-                    .map(|&action| {
-                        let hint = action_hint(action, &route, &candidates);
-                        let hint_id = format!("hint-{}", action.as_str());
-                        let shown_at = route.generation.get();
-                        let post_to = post_to.clone();
-                        let stop = action == ManualAction::Stop;
-                        view! {
-                            <form class="action" method="post" action=post_to
-                                on:submit=move |event| {
-                                    event.prevent_default();
-                                    if stop {
-                                        confirming.set(Some(shown_at));
-                                    } else {
-                                        send(action, shown_at);
+            <h2 id="actions-heading" tabindex="-1">"Actions"</h2>
+            <Show when=move || route.with(|route| route.state.actions().is_empty())>
+                <p class="empty">"Nothing can be done now: the route has ended its turn."</p>
+            </Show>
+            // Every action's form is always there, in one order, hidden while the
+            // route does not allow it: a button still valid after a change is the
+            // same element in the same place (focus stays on it), and it sends the
+            // generation now on screen.
+            {ManualAction::ALL
+                .into_iter()
+                .map(|action| {
+                    let hint_id = format!("hint-{}", action.as_str());
+                    let stop = action == ManualAction::Stop;
+                    let valid = move || route.with(|route| route.state.actions().contains(&action));
+                    let hint = move || {
+                        route.with(|route| {
+                            task.with_untracked(|task| action_hint(action, route, &task.candidates))
+                        })
+                    };
+                    let shown_at = move || route.with(|route| route.generation.get());
+                    view! {
+                        <form class="action" method="post" action=post_to.clone() hidden=move || !valid()
+                            on:submit=move |event| {
+                                event.prevent_default();
+                                let generation = route.with_untracked(|route| route.generation.get());
+                                if stop {
+                                    confirming.set(Some(generation));
+                                } else {
+                                    send(action, generation);
+                                }
+                            }>
+                            <input type="hidden" name="action" value=action.as_str() />
+                            <input type="hidden" name="generation" value=move || shown_at().to_string() />
+                            <button type="submit" class=if stop { "danger" } else { "" }
+                                id=action_button_id(action)
+                                aria-describedby=hint_id.clone()
+                                disabled=move || sending.get().is_some()
+                                on:focusin=move |_| focused.set_value(Some(action))
+                                on:focusout=move |event| {
+                                    if left_on_purpose(&event) {
+                                        focused.set_value(None);
                                     }
                                 }>
-                                <input type="hidden" name="action" value=action.as_str() />
-                                <input type="hidden" name="generation" value=shown_at.to_string() />
-                                <button type="submit" class=if stop { "danger" } else { "" }
-                                    aria-describedby=hint_id.clone()
-                                    disabled=move || sending.get().is_some()>
-                                    {action_label(action)}
-                                </button>
-                                <span class="hint" id=hint_id>{hint}</span>
-                            </form>
-                        }
-                    })
-                    .collect_view()
-                    .into_any()
-            }}
+                                {action_label(action)}
+                            </button>
+                            <span class="hint" id=hint_id>{hint}</span>
+                        </form>
+                    }
+                })
+                .collect_view()}
             {move || {
                 // Asked only while Stop is still valid, and confirmed at the generation
                 // it was clicked at: a route that moved on meanwhile is refused (409),
@@ -352,6 +383,7 @@ fn Actions(
                 Some(view! {
                     <form class="confirm" method="post" action=format!("/tasks/{}/actions", route.task_id)
                         role="alertdialog" aria-labelledby="confirm-stop"
+                        on:focusin=move |_| focused.set_value(Some(ManualAction::Stop))
                         on:submit=move |event| {
                             event.prevent_default();
                             send(ManualAction::Stop, asked_at);
@@ -360,7 +392,8 @@ fn Actions(
                         <input type="hidden" name="action" value="stop" />
                         <input type="hidden" name="generation" value=asked_at.to_string() />
                         <input type="hidden" name="confirmed" value="yes" />
-                        <button type="submit" class="danger" disabled=move || sending.get().is_some()>"Confirm stop"</button>
+                        <button type="submit" class="danger" id="confirm-stop-button"
+                            disabled=move || sending.get().is_some()>"Confirm stop"</button>
                         <a class="button" href=format!("/tasks/{}", route.task_id)
                             on:click=move |event| {
                                 event.prevent_default();
@@ -373,20 +406,32 @@ fn Actions(
     }
 }
 
+/// The id of an action's button, for focus to come back to.
+fn action_button_id(action: ManualAction) -> String {
+    format!("action-{}", action.as_str())
+}
+
 /// The attempts, oldest first, one row each; waits drawn as gaps between them.
 #[component]
-fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
-    if attempts.is_empty() {
+fn Timeline(attempts: Vec<AttemptView>, route: RouteView, created_at: Timestamp) -> impl IntoView {
+    if attempts.is_empty() && !route.state.has_deadline() {
         return view! { <p class="empty">"No attempt yet."</p> }.into_any();
     }
     let mut rows = Vec::new();
     let mut previous: Option<&AttemptView> = None;
     for (number, attempt) in attempts.iter().enumerate() {
-        if let Some((before, end)) = previous.and_then(|before| Some((before, before.finished_at?)))
-        {
-            let waited = attempt.started_at.as_millis() - end.as_millis();
-            let what = gap_words(before, attempt);
-            if waited >= 1_000 || what != "then" {
+        // From the end of the attempt before (or the task's start) to this one.
+        let since = match previous {
+            Some(before) => before.finished_at,
+            None => Some(created_at),
+        };
+        if let Some(since) = since {
+            let waited = attempt.started_at.as_millis() - since.as_millis();
+            let what = gap_words(previous, attempt);
+            if what.is_some() || waited >= 1_000 {
+                let what = what.unwrap_or_else(|| {
+                    if previous.is_some() { "then" } else { "queued" }.to_owned()
+                });
                 rows.push(
                     view! {
                         <li class="gap"><span>{format!("{what}: {}", duration(waited))}</span></li>
@@ -441,22 +486,4 @@ fn Timeline(attempts: Vec<AttemptView>, route: RouteView) -> impl IntoView {
         rows.push(view! { <li class="gap current"><span>{what}</span></li> }.into_any());
     }
     view! { <ol class="timeline">{rows}</ol> }.into_any()
-}
-
-/// What the time between two attempts was: the wait its decision took, a
-/// circuit's, or the next turn.
-fn gap_words(before: &AttemptView, after: &AttemptView) -> &'static str {
-    if after.turn != before.turn {
-        "next turn asked"
-    } else if after.probe {
-        "circuit wait, then this attempt probed it"
-    } else {
-        match before.decision.as_deref() {
-            Some("retry") => "backoff wait",
-            Some("wait_for_reset") => "reset wait",
-            Some("skip") => "skipped to the next candidate",
-            Some("hold") => "held for a person",
-            _ => "then",
-        }
-    }
 }

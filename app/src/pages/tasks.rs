@@ -117,7 +117,7 @@ pub fn TasksPage() -> impl IntoView {
                     .map(|result| match result {
                         Ok(data) => {
                             shown.set(data.page.tasks.iter().map(|task| task.id.clone()).collect());
-                            view! { <TaskList data updates /> }.into_any()
+                            view! { <TaskList data updates filter=filter.get_untracked() /> }.into_any()
                         }
                         Err(error) => view! { <ErrorNotice error /> }.into_any(),
                     })
@@ -133,6 +133,7 @@ pub fn TasksPage() -> impl IntoView {
 fn TaskList(
     data: TasksData,
     updates: RwSignal<std::collections::HashMap<TaskId, RouteView>>,
+    filter: Option<RouteState>,
 ) -> impl IntoView {
     let now = use_server_clock(data.now).now;
     if data.page.tasks.is_empty() {
@@ -147,7 +148,7 @@ fn TaskList(
                 .page
                 .tasks
                 .into_iter()
-                .map(|task| view! { <TaskRow task updates now /> })
+                .map(|task| view! { <TaskRow task updates now filter /> })
                 .collect_view()}
         </ul>
     }
@@ -159,6 +160,7 @@ fn TaskRow(
     task: TaskSummary,
     updates: RwSignal<std::collections::HashMap<TaskId, RouteView>>,
     now: Signal<Timestamp>,
+    filter: Option<RouteState>,
 ) -> impl IntoView {
     let read = task.route.clone();
     let route = Memo::new(move |_| {
@@ -171,7 +173,10 @@ fn TaskRow(
     let label = format!("task-{}", task.id);
     let labelled_by = label.clone();
     view! {
-        <li class="card task-row" aria-labelledby=labelled_by>
+        // A task that has left the filtered state leaves the list (and comes back
+        // if it returns to it).
+        <li class="card task-row" aria-labelledby=labelled_by
+            hidden=move || filter.is_some_and(|state| route.with(|route| route.state != state))>
             <p class="task-title" id=label>
                 <span class=move || format!("badge state-{}", route.with(|route| route.state.as_str()))>
                     {move || state_label(route.with(|route| route.state))}
