@@ -8,6 +8,7 @@
 
 mod profiles;
 mod providers;
+mod reader;
 mod tasks;
 mod writer;
 
@@ -38,6 +39,7 @@ pub struct SqliteStore {
     writer: SqlitePool,
     tasks: writer::TaskWriter,
     gate: writer::Gate,
+    readers: std::sync::Arc<reader::Readers>,
 }
 
 /// A write transaction of the sqlx writer, holding the gate until it ends.
@@ -100,12 +102,14 @@ impl SqliteStore {
         let gate = writer::Gate::default();
         let tasks = writer::TaskWriter::start(options.get_filename(), gate.clone())
             .map_err(|error| StoreError::Write(format!("cannot open {url:?} to write: {error}")))?;
+        let readers = reader::Readers::open(options.get_filename())?;
         let pool = open(8, options).await?;
         Ok(Self {
             pool,
             writer,
             tasks,
             gate,
+            readers: std::sync::Arc::new(readers),
         })
     }
 
@@ -350,6 +354,58 @@ mod tests {
             matches!(closed, Err(StoreError::Write(_))),
             "closed: {closed:?}"
         );
+    }
+
+    /// Poll a write once, so it is queued for the writer, and hand it back.
+    async fn queued<F: std::future::Future + Unpin>(mut write: F) -> F {
+        std::future::poll_fn(|context| {
+            let _ = std::pin::Pin::new(&mut write).poll(context);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        write
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_new_tasks_waits_behind_the_work_in_progress() {
+        let (_dir, _url, store) = open_temp().await;
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let noted = |name: &str| {
+            let (order, name) = (order.clone(), name.to_owned());
+            move |(): &()| order.lock().unwrap().push(name)
+        };
+        // A first write holds the writer inside its batch until it is let go...
+        let (started, running) = tokio::sync::oneshot::channel();
+        let (release, go) = std::sync::mpsc::channel::<()>();
+        let first = queued(Box::pin(store.tasks.write_new(
+            move |_| {
+                let _ = started.send(());
+                let _ = go.recv();
+                Ok(())
+            },
+            noted("first"),
+        )))
+        .await;
+        running.await.unwrap();
+        // ...while forty new tasks queue, then one route's commit.
+        let mut writes = Vec::new();
+        for index in 0..40 {
+            let name = format!("new {index}");
+            writes.push(queued(Box::pin(store.tasks.write_new(|_| Ok(()), noted(&name)))).await);
+        }
+        let route = queued(Box::pin(store.tasks.write(|_| Ok(()), noted("route")))).await;
+        release.send(()).unwrap();
+        first.await.unwrap();
+        route.await.unwrap();
+        for write in writes {
+            write.await.unwrap();
+        }
+        let order = order.lock().unwrap();
+        assert_eq!(order.len(), 42);
+        assert_eq!(order[0], "first");
+        // The next batch took the route and sixteen new tasks; the rest came after.
+        let route = order.iter().position(|name| name == "route").unwrap();
+        assert!(route <= 1 + writer::NEW_PER_BATCH, "{order:?}");
     }
 
     #[tokio::test]

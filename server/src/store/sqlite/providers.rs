@@ -35,6 +35,22 @@ struct ProviderRow {
 }
 
 impl ProviderRow {
+    fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get("id")?,
+            name: row.get("name")?,
+            kind: row.get("kind")?,
+            family: row.get("family")?,
+            base_url: row.get("base_url")?,
+            api_key_env: row.get("api_key_env")?,
+            timeouts_json: row.get("timeouts_json")?,
+            script_json: row.get("script_json")?,
+            revision: row.get("revision")?,
+            created_at_ms: row.get("created_at_ms")?,
+            updated_at_ms: row.get("updated_at_ms")?,
+        })
+    }
+
     fn into_domain(self) -> Result<Provider, StoreError> {
         Ok(Provider {
             kind: parse_enum("provider kind", &self.kind)?,
@@ -144,8 +160,20 @@ impl ProviderStore for SqliteStore {
     }
 
     async fn get_provider(&self, id: &ProviderId) -> Result<Provider, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        fetch(&mut conn, id.as_str()).await
+        // Read for every dispatch: in place (see `reader`).
+        self.readers.read(|connection| {
+            use rusqlite::OptionalExtension;
+            let row = connection
+                .prepare_cached(concat!(
+                    "SELECT ",
+                    columns!(),
+                    " FROM providers WHERE id = ?"
+                ))?
+                .query_row([id.as_str()], ProviderRow::from_rusqlite)
+                .optional()?;
+            row.ok_or_else(|| TABLE.not_found(id.as_str()))?
+                .into_domain()
+        })
     }
 
     async fn update_provider(

@@ -1,6 +1,9 @@
 //! Tasks, routes, attempts, turns, shared circuits and route events in SQLite.
 //!
-//! Reads go through the sqlx pool; every write goes through the task writer
+//! Reads go through the sqlx pool, but for the engine's point reads (a route, its
+//! progress, its circuits, the due routes), which run in place
+//! ([`reader`](super::reader)); every
+//! write goes through the task writer
 //! ([`writer`]). Every route write is [`TaskStore::commit`]: one savepoint in the
 //! writer's batch, whose first statement is the route's UPDATE guarded by the
 //! generation it was computed from (`WHERE task_id = ? AND generation = ?`). Zero
@@ -11,8 +14,11 @@ use api::{AttemptId, CandidateId, ProfileId, ProviderId, TaskCursor, TaskId, Tim
 use async_trait::async_trait;
 use policy::route::{Route, RouteCause, RouteState};
 use policy::{Decision, Episode};
+use rusqlite::{OptionalExtension, params};
 use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
 
+#[cfg(doc)]
+use super::reader;
 use super::{SqliteStore, parse_enum, writer};
 use crate::domain::{
     Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, Producer,
@@ -25,6 +31,13 @@ fn corrupt(what: &'static str) -> impl Fn(serde_json::Error) -> StoreError {
     move |error| StoreError::Corrupt {
         what,
         message: error.to_string(),
+    }
+}
+
+fn not_found(id: &TaskId) -> StoreError {
+    StoreError::NotFound {
+        entity: "task",
+        id: id.as_str().to_owned(),
     }
 }
 
@@ -111,6 +124,34 @@ macro_rules! route_columns {
 pub(super) use route_columns;
 
 impl RouteRow {
+    /// The route's columns of a row read by the [`reader`](super::reader), by name.
+    fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            task_id: row.get("task_id")?,
+            state: row.get("state")?,
+            generation: row.get("generation")?,
+            candidate_index: row.get("candidate_index")?,
+            cause: row.get("cause")?,
+            deadline_ms: row.get("deadline_ms")?,
+            retry_ordinal: row.get("retry_ordinal")?,
+            decision_json: row.get("decision_json")?,
+            class: row.get("class")?,
+            code: row.get("code")?,
+            catalogue: row.get("catalogue")?,
+            safe_cause: row.get("safe_cause")?,
+            pending_outcome: row.get("pending_outcome")?,
+            circuit_wait: row.get("circuit_wait")?,
+            through_circuit: row.get("through_circuit")?,
+            circuit_waited: row.get("circuit_waited")?,
+            new_episode: row.get("new_episode")?,
+            episode_json: row.get("episode_json")?,
+            turn: row.get("turn")?,
+            escalations: row.get("escalations")?,
+            max_tokens: row.get("max_tokens")?,
+            updated_at_ms: row.get("updated_at_ms")?,
+        })
+    }
+
     fn into_domain(self) -> Result<RouteRecord, StoreError> {
         let failure = match (self.class, self.code) {
             (Some(class), Some(code)) => Some(Failure {
@@ -371,6 +412,16 @@ struct CircuitRow {
 }
 
 impl CircuitRow {
+    fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            provider_id: row.get("provider_id")?,
+            model: row.get("model")?,
+            code: row.get("code")?,
+            until_ms: row.get("until_ms")?,
+            probe_task_id: row.get("probe_task_id")?,
+        })
+    }
+
     fn into_domain(self) -> Result<Circuit, StoreError> {
         Ok(Circuit {
             key: CircuitKey {
@@ -530,7 +581,7 @@ impl TaskStore for SqliteStore {
         let written = write.clone();
         let created = self
             .tasks
-            .write(
+            .write_new(
                 move |connection| writer::create_task(connection, &written),
                 {
                     let after = write.after.clone();
@@ -569,8 +620,17 @@ impl TaskStore for SqliteStore {
     }
 
     async fn get_route(&self, id: &TaskId) -> Result<RouteRecord, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        fetch_route(&mut conn, id.as_str()).await
+        self.readers.read(|connection| {
+            let row = connection
+                .prepare_cached(concat!(
+                    "SELECT ",
+                    route_columns!(),
+                    " FROM routes WHERE task_id = ?"
+                ))?
+                .query_row([id.as_str()], RouteRow::from_rusqlite)
+                .optional()?;
+            row.ok_or_else(|| not_found(id))?.into_domain()
+        })
     }
 
     async fn get_snapshot(&self, id: &TaskId) -> Result<Task, StoreError> {
@@ -583,25 +643,29 @@ impl TaskStore for SqliteStore {
     async fn get_progress(&self, id: &TaskId) -> Result<Progress, StoreError> {
         // One statement (so one snapshot, one round trip): the turns and the calls
         // come along as JSON arrays.
-        let row: Option<ProgressRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            route_columns!(),
-            ", (SELECT json_group_array(json_array(number, prompt, answer, truncated, \
-             candidate_index, candidate_id, model, created_at_ms, completed_at_ms) \
-             ORDER BY number) FROM turns WHERE turns.task_id = routes.task_id) AS turns_json, \
-             (SELECT json_group_array(json_array(candidate_index, calls)) \
-             FROM (SELECT candidate_index, COUNT(*) AS calls FROM attempts \
-             WHERE attempts.task_id = routes.task_id GROUP BY candidate_index)) AS calls_json \
-             FROM routes WHERE task_id = ?"
-        ))
-        .bind(id.as_str())
-        .fetch_optional(&self.pool)
-        .await?;
-        let row = row.ok_or_else(|| StoreError::NotFound {
-            entity: "task",
-            id: id.as_str().to_owned(),
-        })?;
-        row.into_domain()
+        self.readers.read(|connection| {
+            let row = connection
+                .prepare_cached(concat!(
+                    "SELECT ",
+                    route_columns!(),
+                    ", (SELECT json_group_array(json_array(number, prompt, answer, truncated, \
+                     candidate_index, candidate_id, model, created_at_ms, completed_at_ms) \
+                     ORDER BY number) FROM turns WHERE turns.task_id = routes.task_id) AS turns_json, \
+                     (SELECT json_group_array(json_array(candidate_index, calls)) \
+                     FROM (SELECT candidate_index, COUNT(*) AS calls FROM attempts \
+                     WHERE attempts.task_id = routes.task_id GROUP BY candidate_index)) AS calls_json \
+                     FROM routes WHERE task_id = ?"
+                ))?
+                .query_row([id.as_str()], |row| {
+                    Ok(ProgressRow {
+                        route: RouteRow::from_rusqlite(row)?,
+                        turns_json: row.get("turns_json")?,
+                        calls_json: row.get("calls_json")?,
+                    })
+                })
+                .optional()?;
+            row.ok_or_else(|| not_found(id))?.into_domain()
+        })
     }
 
     async fn list_tasks(
@@ -698,27 +762,29 @@ impl TaskStore for SqliteStore {
     }
 
     async fn due_routes(&self, now_ms: i64, limit: u32) -> Result<Vec<RouteRecord>, StoreError> {
-        let rows: Vec<RouteRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            route_columns!(),
-            " FROM routes WHERE deadline_ms IS NOT NULL AND deadline_ms <= ? \
-             AND state IN ('retry_wait', 'waiting_for_reset') ORDER BY deadline_ms LIMIT ?"
-        ))
-        .bind(now_ms)
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter().map(RouteRow::into_domain).collect()
+        self.readers.read(|connection| {
+            connection
+                .prepare_cached(concat!(
+                    "SELECT ",
+                    route_columns!(),
+                    " FROM routes WHERE deadline_ms IS NOT NULL AND deadline_ms <= ? \
+                     AND state IN ('retry_wait', 'waiting_for_reset') ORDER BY deadline_ms LIMIT ?"
+                ))?
+                .query_map(params![now_ms, i64::from(limit)], RouteRow::from_rusqlite)?
+                .map(|row| row?.into_domain())
+                .collect()
+        })
     }
 
     async fn next_deadline(&self, after_ms: i64) -> Result<Option<i64>, StoreError> {
-        Ok(sqlx::query_scalar(
-            "SELECT MIN(deadline_ms) FROM routes WHERE deadline_ms IS NOT NULL \
-             AND deadline_ms > ? AND state IN ('retry_wait', 'waiting_for_reset')",
-        )
-        .bind(after_ms)
-        .fetch_one(&self.pool)
-        .await?)
+        self.readers.read(|connection| {
+            Ok(connection
+                .prepare_cached(
+                    "SELECT MIN(deadline_ms) FROM routes WHERE deadline_ms IS NOT NULL \
+                     AND deadline_ms > ? AND state IN ('retry_wait', 'waiting_for_reset')",
+                )?
+                .query_row([after_ms], |row| row.get(0))?)
+        })
     }
 
     async fn routes_in(
@@ -764,15 +830,19 @@ impl TaskStore for SqliteStore {
         provider_id: &ProviderId,
         model: &str,
     ) -> Result<Vec<Circuit>, StoreError> {
-        let rows: Vec<CircuitRow> = sqlx::query_as(
-            "SELECT provider_id, model, code, until_ms, probe_task_id FROM circuits \
-             WHERE provider_id = ? AND model IN ('', ?) ORDER BY until_ms DESC",
-        )
-        .bind(provider_id.as_str())
-        .bind(model)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter().map(CircuitRow::into_domain).collect()
+        self.readers.read(|connection| {
+            connection
+                .prepare_cached(
+                    "SELECT provider_id, model, code, until_ms, probe_task_id FROM circuits \
+                     WHERE provider_id = ? AND model IN ('', ?) ORDER BY until_ms DESC",
+                )?
+                .query_map(
+                    params![provider_id.as_str(), model],
+                    CircuitRow::from_rusqlite,
+                )?
+                .map(|row| row?.into_domain())
+                .collect()
+        })
     }
 
     async fn claim_probe(

@@ -13,10 +13,13 @@
 //! events go out in the order of their ids), and its caller hear the result.
 //!
 //! A thread, not an async driver: a statement here is a function call on a
-//! prepared, cached statement, not a round trip to a worker thread. The other
+//! prepared, cached statement, not a round trip to a worker thread. Copying the
+//! log back into the database (a checkpoint) is another thread's, after the
+//! batches, so no batch waits for one. The other
 //! writer (profiles and providers, through sqlx) takes the same [`Gate`], so the
 //! two never meet SQLite's busy handler.
 
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
@@ -36,11 +39,22 @@ use crate::store::StoreError;
 /// for a transaction.
 pub(super) type Gate = Arc<tokio::sync::Mutex<()>>;
 
-/// The most jobs written in one transaction.
+/// The most jobs of work in progress written in one transaction.
 const MAX_BATCH: usize = 1_024;
+
+/// The most new tasks written in one transaction: enough that a burst is taken
+/// in quickly, few enough that the batch stays short for the routes in it.
+pub(super) const NEW_PER_BATCH: usize = 16;
 
 /// Jobs waiting for the writer before senders wait too (backpressure).
 const QUEUE: usize = 16_384;
+
+/// How long the checkpointer lets batches gather before it copies them back.
+const CHECKPOINT_AFTER: Duration = Duration::from_millis(20);
+
+/// Log pages (about 40 MB) past which the writer checkpoints itself, should
+/// the checkpointer fall that far behind (SQLite's default is 1,000).
+const WAL_FRAMES_BEFORE_THE_WRITER_CHECKPOINTS: i64 = 10_000;
 
 /// Run after a batch: told whether the batch committed.
 type Settle = Box<dyn FnOnce(Result<(), &str>) + Send>;
@@ -57,8 +71,19 @@ enum Done {
 /// error before it could run.
 type Job = Box<dyn for<'c> FnOnce(Result<&'c Connection, &'c str>) -> Done + Send>;
 
+/// Which work a job is: a writer under load writes work in progress first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// A route's transition, an attempt's end, a probe's claim: what a deadline or
+    /// a running call waits for.
+    InProgress,
+    /// A new task: at most [`NEW_PER_BATCH`] in a batch, so a burst of new tasks
+    /// does not lengthen the batches that routes in progress wait for.
+    New,
+}
+
 enum Message {
-    Job(Job),
+    Job(Job, Work),
     /// Write what came before, end the thread (closing its connection), then say so.
     Close(oneshot::Sender<()>),
 }
@@ -91,10 +116,25 @@ impl TaskWriter {
             Ok(connection)
         };
         let connection = open().map_err(|error| error.to_string())?;
+        // Checkpoints are the checkpointer's (below); the writer checkpoints only
+        // if that one falls far behind.
+        connection
+            .pragma_update(
+                None,
+                "wal_autocheckpoint",
+                WAL_FRAMES_BEFORE_THE_WRITER_CHECKPOINTS,
+            )
+            .map_err(|error| error.to_string())?;
+        let checkpointer = open().map_err(|error| error.to_string())?;
+        let (written, batches) = sync_channel(1);
+        std::thread::Builder::new()
+            .name("switchback-checkpoints".to_owned())
+            .spawn(move || checkpoint(&checkpointer, &batches))
+            .map_err(|error| error.to_string())?;
         let (jobs, receiver) = sync_channel(QUEUE);
         std::thread::Builder::new()
             .name("switchback-task-writer".to_owned())
-            .spawn(move || run(connection, &receiver, &gate))
+            .spawn(move || run(connection, &receiver, &gate, &written))
             .map_err(|error| error.to_string())?;
         Ok(Self { jobs })
     }
@@ -106,6 +146,25 @@ impl TaskWriter {
         &self,
         work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
         after: impl FnOnce(&T) + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.submit(work, after, Work::InProgress).await
+    }
+
+    /// [`TaskWriter::write`] for a new task: written after the work in progress
+    /// when the writer has a backlog.
+    pub(super) async fn write_new<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        after: impl FnOnce(&T) + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.submit(work, after, Work::New).await
+    }
+
+    async fn submit<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        after: impl FnOnce(&T) + Send + 'static,
+        kind: Work,
     ) -> Result<T, StoreError> {
         let (reply, answer) = oneshot::channel();
         // A panic in a job or its `after` is this job's failure, never the thread's:
@@ -133,7 +192,7 @@ impl TaskWriter {
                 })),
             }
         });
-        self.send(Message::Job(job)).await?;
+        self.send(Message::Job(job, kind)).await?;
         answer.await.unwrap_or_else(|_| Err(stopped()))
     }
 
@@ -165,28 +224,62 @@ fn stopped() -> StoreError {
     StoreError::Write("the task writer has stopped".to_owned())
 }
 
-/// Write batches until every handle is gone.
-fn run(mut connection: Connection, jobs: &Receiver<Message>, gate: &Gate) {
+/// Copy the write-ahead log back into the database file after batches commit,
+/// on a connection and thread of its own (a PASSIVE checkpoint: it never holds
+/// the writer up), so no batch pays for a checkpoint of its own. Ends when the
+/// writer does; closing the writer's connection checkpoints what is left.
+fn checkpoint(connection: &Connection, batches: &Receiver<()>) {
+    while batches.recv().is_ok() {
+        // Let a few batches land first: one checkpoint for them all.
+        std::thread::sleep(CHECKPOINT_AFTER);
+        while batches.try_recv().is_ok() {}
+        if let Err(error) = connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(error = %error, "a checkpoint failed; the next batch tries again");
+        }
+    }
+}
+
+/// Write batches until every handle is gone; tell the checkpointer of each.
+fn run(
+    mut connection: Connection,
+    jobs: &Receiver<Message>,
+    gate: &Gate,
+    written: &SyncSender<()>,
+) {
     let mut closing = None;
+    // New tasks that arrived beyond a batch's share, oldest first.
+    let mut new_tasks: VecDeque<Job> = VecDeque::new();
     while closing.is_none() {
-        let first = match jobs.recv() {
-            Ok(Message::Job(job)) => job,
-            Ok(Message::Close(done)) => {
-                closing = Some(done);
-                break;
+        let mut batch = Vec::new();
+        // Wait for work only when none is left over.
+        let first = if new_tasks.is_empty() {
+            match jobs.recv() {
+                Ok(message) => Some(message),
+                Err(_) => return,
             }
-            Err(_) => return,
+        } else {
+            None
         };
-        let mut batch = vec![first];
+        let mut arrived = first
+            .into_iter()
+            .chain(std::iter::from_fn(|| jobs.try_recv().ok()));
         while batch.len() < MAX_BATCH {
-            match jobs.try_recv() {
-                Ok(Message::Job(job)) => batch.push(job),
-                Ok(Message::Close(done)) => {
+            match arrived.next() {
+                Some(Message::Job(job, Work::InProgress)) => batch.push(job),
+                Some(Message::Job(job, Work::New)) => new_tasks.push_back(job),
+                Some(Message::Close(done)) => {
+                    // What is queued is written before the writer ends.
                     closing = Some(done);
+                    batch.extend(new_tasks.drain(..));
                     break;
                 }
-                Err(_) => break,
+                None => break,
             }
+        }
+        let share = NEW_PER_BATCH.min(new_tasks.len());
+        batch.extend(new_tasks.drain(..share));
+        if batch.is_empty() {
+            continue;
         }
         let size = batch.len();
         let guard = gate.blocking_lock();
@@ -198,6 +291,8 @@ fn run(mut connection: Connection, jobs: &Receiver<Message>, gate: &Gate) {
         for settle in settles {
             settle(committed.as_ref().copied().map_err(String::as_str));
         }
+        // Full: a checkpoint is already due.
+        let _ = written.try_send(());
         #[allow(clippy::cast_precision_loss)]
         metrics::histogram!("switchback_write_batch_jobs").record(size as f64);
     }
