@@ -35,8 +35,13 @@ impl Clock for SystemClock {
     }
 
     fn sleep_until(&self, deadline: Timestamp) -> Sleep<'_> {
-        let wait_ms = deadline.as_millis().saturating_sub(self.now().as_millis());
-        let wait = Duration::from_millis(u64::try_from(wait_ms).unwrap_or(0));
+        // To the microsecond: a wait computed from whole milliseconds would end up
+        // to a millisecond early and then wait a whole tick more.
+        let deadline_at =
+            UNIX_EPOCH + Duration::from_millis(u64::try_from(deadline.as_millis()).unwrap_or(0));
+        let wait = deadline_at
+            .duration_since(SystemTime::now())
+            .unwrap_or_default();
         Box::pin(async move {
             tokio::time::sleep(wait).await;
             // The system clock may run behind the timer: never wake early.

@@ -97,8 +97,15 @@ struct Inner {
     caller: Arc<dyn Caller>,
     settings: EngineSettings,
     events: broadcast::Sender<Published>,
-    /// Wakes the scheduler: a deadline was armed.
+    /// Wakes the scheduler: a deadline earlier than the one it sleeps toward was
+    /// armed (or a firing left its route due).
     wake: Notify,
+    /// The deadline the scheduler sleeps toward (`i64::MIN` while it is awake):
+    /// a deadline armed later than this one needs no wake, and no read.
+    sleeping_until_ms: std::sync::atomic::AtomicI64,
+    /// The earliest deadline armed since the scheduler last woke: what its read
+    /// may have missed.
+    earliest_armed_ms: std::sync::atomic::AtomicI64,
     /// Routes handed to the dispatcher, by lane.
     due: mpsc::UnboundedSender<TaskId>,
     fresh: mpsc::UnboundedSender<TaskId>,
@@ -145,6 +152,8 @@ impl Engine {
                 settings,
                 events,
                 wake: Notify::new(),
+                sleeping_until_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
+                earliest_armed_ms: std::sync::atomic::AtomicI64::new(i64::MAX),
                 due,
                 fresh,
                 receivers: Mutex::new(Some(Lanes {
@@ -173,10 +182,40 @@ impl Engine {
             .take();
         if let Some(receivers) = receivers {
             tokio::spawn(self.clone().run_dispatcher(receivers));
-            tokio::spawn(self.clone().run_scheduler());
+            self.spawn_scheduler()?;
             tokio::spawn(self.clone().run_pruner());
         }
         Ok(touched)
+    }
+
+    /// Run the scheduler on a thread of its own, with its own runtime: a deadline
+    /// is fired when it comes, not after whatever provider I/O and HTTP work the
+    /// shared runtime has queued (a thread that mostly sleeps is given a core
+    /// as soon as it wakes). It ends with the runtime that started the engine.
+    fn spawn_scheduler(&self) -> Result<(), StoreError> {
+        let (keep, dropped) = tokio::sync::oneshot::channel::<()>();
+        let engine = self.clone();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| StoreError::Write(format!("cannot start the scheduler: {error}")))?;
+        std::thread::Builder::new()
+            .name("switchback-scheduler".to_owned())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    tokio::select! {
+                        () = engine.run_scheduler() => {}
+                        _ = dropped => {}
+                    }
+                });
+            })
+            .map_err(|error| StoreError::Write(format!("cannot start the scheduler: {error}")))?;
+        // Dropped with the starting runtime's tasks, which ends the scheduler.
+        tokio::spawn(async move {
+            let _keep = keep;
+            std::future::pending::<()>().await;
+        });
+        Ok(())
     }
 
     /// The live events of committed transitions.
@@ -377,7 +416,44 @@ impl Engine {
         }
         let event_json = serde_json::to_string(&views::route_view(task, &next))
             .unwrap_or_else(|_| unreachable!("views serialize"));
-        let publishes = decided.effects.contains(&RouteEffect::Publish);
+        let (task_id, from) = (task.id.clone(), record.route.generation);
+        let read_back = changes.read_back;
+        let effects = Effects {
+            task_id: task_id.clone(),
+            from,
+            state: next.route.state,
+            deadline_ms: next.route.deadline_ms,
+            effects: decided.effects,
+            decision: match event {
+                RouteEvent::Failed(decision) | RouteEvent::NotSent(decision) => {
+                    Some(decision.name())
+                }
+                _ => None,
+            },
+            fired_deadline_ms: matches!(event, RouteEvent::DeadlineReached)
+                .then_some(record.route.deadline_ms)
+                .flatten(),
+        };
+        // The effects run right after the commit, in the store's after-commit step
+        // and in commit order, where the event is published: nothing waits for the
+        // committing task to be scheduled again, and a caller that goes away (a
+        // client hanging up) cannot leave a committed route without its effects. A
+        // person's action is the exception: its answer is the task as the action
+        // left it, read before the effects can move the route on.
+        let after = {
+            let engine = self.clone();
+            let publishes = effects.effects.contains(&RouteEffect::Publish);
+            let data: Arc<str> = event_json.as_str().into();
+            let now = (!read_back).then(|| effects.clone());
+            AfterCommit::new(move |event_id| {
+                if publishes {
+                    engine.publish(event_id, data.clone());
+                }
+                if let Some(effects) = &now {
+                    engine.carry_out(effects);
+                }
+            })
+        };
         let commit = RouteCommit {
             route: next.clone(),
             start_attempt: changes.start_attempt,
@@ -385,33 +461,16 @@ impl Engine {
             complete_turn: changes.complete_turn,
             new_turn: changes.new_turn,
             circuit: changes.circuit,
-            after: if publishes {
-                self.publisher(event_json.as_str().into())
-            } else {
-                AfterCommit::default()
-            },
+            after,
             event_json,
         };
-        // Publication happens in the store, right after the commit and in commit
-        // order (`after`); the rest of the effects once the commit is known. Both run
-        // on their own: a caller that goes away (a client hanging up) cannot leave a
-        // committed route without its effects.
         let engine = self.clone();
-        let (task_id, from) = (task.id.clone(), record.route.generation);
-        let (state, effects) = (next.route.state, decided.effects);
-        let decision = match event {
-            RouteEvent::Failed(decision) | RouteEvent::NotSent(decision) => Some(decision.name()),
-            _ => None,
-        };
-        let read_back = changes.read_back;
         let committed = tokio::spawn(async move {
             let committed = engine.inner.store.commit(from, commit).await;
             let mut answer = None;
-            if committed.is_ok() {
-                if read_back {
-                    answer = Some(engine.inner.store.get_task(&task_id).await);
-                }
-                engine.carry_out(&task_id, from, state, &effects, decision);
+            if committed.is_ok() && read_back {
+                answer = Some(engine.inner.store.get_task(&task_id).await);
+                engine.carry_out(&effects);
             }
             committed.map(|_| answer)
         })
@@ -430,32 +489,54 @@ impl Engine {
         }
     }
 
-    /// A transition from generation `from` to `state` committed: count it, and act
-    /// in the machine's order.
-    fn carry_out(
-        &self,
-        id: &TaskId,
-        from: i64,
-        state: RouteState,
-        effects: &[RouteEffect],
-        decision: Option<&'static str>,
-    ) {
+    /// A committed transition's effects, in the machine's order (publication is
+    /// the after-commit step's own), and its counts.
+    fn carry_out(&self, done: &Effects) {
+        let Effects {
+            task_id: id,
+            from,
+            state,
+            deadline_ms,
+            effects,
+            decision,
+            fired_deadline_ms,
+        } = done;
         metrics::counter!("switchback_transitions_total", "to" => state.as_str()).increment(1);
         if let Some(decision) = decision {
-            metrics::counter!("switchback_decisions_total", "decision" => decision).increment(1);
+            metrics::counter!("switchback_decisions_total", "decision" => *decision).increment(1);
+        }
+        if let Some(deadline_ms) = fired_deadline_ms {
+            // Deadline lateness: from the deadline to its firing being durable.
+            #[allow(clippy::cast_precision_loss)]
+            let lateness_s = (self.now().as_millis() - deadline_ms).max(0) as f64 / 1_000.0;
+            metrics::histogram!("switchback_deadline_lateness_seconds").record(lateness_s);
         }
         for effect in effects {
             match effect {
-                // Written, and published by the store once written.
+                // Written, and published once written.
                 RouteEffect::Persist | RouteEffect::Send | RouteEffect::Publish => {}
-                RouteEffect::ArmDeadline => self.inner.wake.notify_one(),
-                RouteEffect::Enqueue => self.enqueue(id.clone(), Lane::of(state)),
-                RouteEffect::CancelInFlight => self.cancel_in_flight(id, from),
+                RouteEffect::ArmDeadline => self.arm(deadline_ms.unwrap_or(i64::MIN)),
+                RouteEffect::Enqueue => self.enqueue(id.clone(), Lane::of(*state)),
+                RouteEffect::CancelInFlight => self.cancel_in_flight(id, *from),
             }
         }
+        let state = *state;
         // A finished task's snapshot is read again if a new turn ever needs it.
         if matches!(state, RouteState::Completed | RouteState::Stopped) {
             self.snapshots().remove(id);
+        }
+    }
+
+    /// A deadline at `deadline_ms` is in the database: the scheduler is told
+    /// without a wake while it is awake (it looks at `earliest_armed_ms` before it
+    /// sleeps), woken if it sleeps toward a later one, and left alone otherwise.
+    /// Both sides write, then read the other's atomic (sequentially consistent),
+    /// so at least one of them sees the other: no deadline is missed.
+    fn arm(&self, deadline_ms: i64) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.inner.earliest_armed_ms.fetch_min(deadline_ms, SeqCst);
+        if deadline_ms < self.inner.sleeping_until_ms.load(SeqCst) {
+            self.inner.wake.notify_one();
         }
     }
 
@@ -484,6 +565,11 @@ impl Engine {
             .snapshots
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Send a route's live event, once its write is durable.
+    fn publish(&self, id: i64, data: Arc<str>) {
+        let _ = self.inner.events.send(Published { id, data });
     }
 
     /// What publishes a route's live event once its write is durable.
@@ -598,6 +684,20 @@ impl Lane {
 struct Lanes {
     due: mpsc::UnboundedReceiver<TaskId>,
     fresh: mpsc::UnboundedReceiver<TaskId>,
+}
+
+/// What a committed transition does next, and what it counts.
+#[derive(Debug, Clone)]
+struct Effects {
+    task_id: TaskId,
+    /// The generation it was computed from.
+    from: i64,
+    state: RouteState,
+    deadline_ms: Option<i64>,
+    effects: Vec<RouteEffect>,
+    decision: Option<&'static str>,
+    /// The deadline it fired (a `DeadlineReached`), for its lateness.
+    fired_deadline_ms: Option<i64>,
 }
 
 /// What a transition writes besides the route.

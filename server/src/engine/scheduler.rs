@@ -22,8 +22,12 @@ use crate::store::StoreError;
 /// Routes fired (or reconciled) per database round trip.
 const BATCH: u32 = 512;
 
-/// Due routes fired at once.
+/// Due routes fired at once (or waiting, read ahead, for their deadline).
 const FIRING: usize = 128;
+
+/// How long before a deadline the scheduler reads it: the read is out of the
+/// way when the deadline comes.
+const LEAD_MS: i64 = 25;
 
 /// A route being fired; unmarked when dropped, however the firing ends.
 struct Firing {
@@ -41,14 +45,21 @@ impl Drop for Firing {
 }
 
 impl Engine {
-    /// Fire due deadlines forever.
+    /// Fire due deadlines forever. The scheduler wakes [`LEAD_MS`] before the
+    /// earliest deadline and reads the routes due by then, so the read is done
+    /// when the deadline comes; each firing waits for its own deadline (never
+    /// firing early) and commits. Between wakes it reads nothing: a deadline armed
+    /// later than the one it sleeps toward does not wake it.
     pub(super) async fn run_scheduler(self) {
+        use std::sync::atomic::Ordering::SeqCst;
         // Routes being fired: still due in the database until their commit lands.
         let firing: Arc<Mutex<HashSet<TaskId>>> = Arc::default();
         let permits = Arc::new(Semaphore::new(FIRING));
         loop {
-            let now_ms = self.now().as_millis();
-            let due = match self.inner.store.due_routes(now_ms, BATCH).await {
+            self.inner.sleeping_until_ms.store(i64::MIN, SeqCst);
+            self.inner.earliest_armed_ms.store(i64::MAX, SeqCst);
+            let horizon_ms = self.now().as_millis() + LEAD_MS;
+            let due = match self.inner.store.due_routes(horizon_ms, BATCH).await {
                 Ok(due) => due,
                 Err(error) => {
                     // Do not spin on a failing database: the due routes stay due.
@@ -75,17 +86,27 @@ impl Engine {
                     id: record.task_id.clone(),
                 };
                 tokio::spawn(async move {
+                    if let Some(deadline_ms) = record.route.deadline_ms {
+                        let clock = engine.inner.clock.clone();
+                        clock.sleep_until(Timestamp::from_millis(deadline_ms)).await;
+                    }
                     let fired = engine.fire(record).await;
                     // No longer firing (even on a panic: `Firing` unmarks it when dropped).
                     let id = marked.id.clone();
                     drop(marked);
                     drop(permit);
-                    if let Err(error) = fired {
-                        // Still due: look again in a second, rather than spin on a
-                        // failing database.
-                        tracing::error!(task_id = %id, error = %crate::error::chain(&error), "firing a deadline failed; trying again in a second");
-                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                        engine.inner.wake.notify_one();
+                    match fired {
+                        Ok(true) => {}
+                        // The route had moved on: it may have a new deadline that
+                        // a read skipped while this firing held it.
+                        Ok(false) => engine.inner.wake.notify_one(),
+                        Err(error) => {
+                            // Still due: look again in a second, rather than spin on
+                            // a failing database.
+                            tracing::error!(task_id = %id, error = %crate::error::chain(&error), "firing a deadline failed; trying again in a second");
+                            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                            engine.inner.wake.notify_one();
+                        }
                     }
                 });
             }
@@ -93,24 +114,27 @@ impl Engine {
                 tokio::task::yield_now().await;
                 continue;
             }
-            // The next deadline after the ones just handed over.
-            let next = match self.inner.store.next_deadline(now_ms).await {
+            // The next deadline after the ones just handed over, or one armed
+            // since the read began, whichever is earlier.
+            let next = match self.inner.store.next_deadline(horizon_ms).await {
                 Ok(next) => next,
                 Err(error) => {
                     tracing::error!(error = %error, "reading the next deadline failed");
                     // Try again in a second rather than never.
-                    Some(now_ms + 1_000)
+                    Some(horizon_ms + 1_000)
                 }
             };
+            let mut until_ms = next.unwrap_or(i64::MAX);
+            self.inner.sleeping_until_ms.store(until_ms, SeqCst);
+            until_ms = until_ms.min(self.inner.earliest_armed_ms.load(SeqCst));
             let clock = self.inner.clock.clone();
-            match next {
-                Some(deadline_ms) => {
-                    tokio::select! {
-                        () = self.inner.wake.notified() => {}
-                        () = clock.sleep_until(Timestamp::from_millis(deadline_ms)) => {}
-                    }
+            if until_ms == i64::MAX {
+                self.inner.wake.notified().await;
+            } else {
+                tokio::select! {
+                    () = self.inner.wake.notified() => {}
+                    () = clock.sleep_until(Timestamp::from_millis(until_ms.saturating_sub(LEAD_MS))) => {}
                 }
-                None => self.inner.wake.notified().await,
             }
         }
     }
@@ -174,8 +198,7 @@ impl Engine {
             Err(StoreError::NotFound { .. }) => return Ok(false),
             Err(error) => return Err(error),
         };
-        let now_ms = self.now().as_millis();
-        let deadline_ms = record.route.deadline_ms.unwrap_or(now_ms);
+        // Its lateness is measured once it is durable (`Engine::carry_out`).
         let applied = self
             .settle(
                 &task,
@@ -184,13 +207,7 @@ impl Engine {
                 Changes::default(),
             )
             .await?;
-        let fired = matches!(applied, Applied::Committed(_));
-        if fired {
-            #[allow(clippy::cast_precision_loss)]
-            let lateness_s = (now_ms - deadline_ms).max(0) as f64 / 1_000.0;
-            metrics::histogram!("switchback_deadline_lateness_seconds").record(lateness_s);
-        }
-        Ok(fired)
+        Ok(matches!(applied, Applied::Committed(_)))
     }
 
     /// SPEC 5, restart: `queued` and `retrying` routes (no attempt started) are

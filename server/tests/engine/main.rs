@@ -7,5 +7,6 @@ mod circuits;
 mod evidence;
 mod harness;
 mod restart;
+mod scheduler;
 mod spec4;
 mod wire;
