@@ -1,8 +1,35 @@
 use crate::TestPage;
 
-/// What the phone rules measure on one page.
-pub async fn phone_layout_problems(page: &TestPage) -> anyhow::Result<Vec<String>> {
+/// Content that escapes the card it is in (and so runs over the next one), on
+/// any viewport.
+pub async fn escaped_content(page: &TestPage) -> anyhow::Result<Vec<String>> {
     let problems: Vec<String> = page
+        .evaluate(
+            r#"() => {
+                const problems = [];
+                for (const card of document.querySelectorAll('.card')) {
+                    const frame = card.getBoundingClientRect();
+                    for (const element of card.querySelectorAll('*')) {
+                        // Not drawn (display: none, or inside a closed <details>).
+                        if (!element.checkVisibility()) continue;
+                        const rect = element.getBoundingClientRect();
+                        if (rect.width === 0 || rect.height === 0) continue;
+                        if (rect.bottom > frame.bottom + 0.5 || rect.right > frame.right + 0.5) {
+                            problems.push(`${element.tagName.toLowerCase()} "${element.textContent.trim().slice(0, 30)}" runs out of its card (${rect.bottom}px below a card that ends at ${frame.bottom}px)`);
+                        }
+                    }
+                }
+                return problems;
+            }"#,
+            None::<&()>,
+        )
+        .await?;
+    Ok(problems)
+}
+
+/// What the phone rules measure on one page, and content that escapes its card.
+pub async fn phone_layout_problems(page: &TestPage) -> anyhow::Result<Vec<String>> {
+    let mut problems: Vec<String> = page
         .evaluate(
             r#"() => {
                 const problems = [];
@@ -38,5 +65,6 @@ pub async fn phone_layout_problems(page: &TestPage) -> anyhow::Result<Vec<String
             None::<&()>,
         )
         .await?;
+    problems.extend(escaped_content(page).await?);
     Ok(problems)
 }

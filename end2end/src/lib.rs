@@ -7,7 +7,7 @@ mod layout;
 mod server;
 
 pub use browser::{Browser, Device, TestPage};
-pub use layout::phone_layout_problems;
+pub use layout::{escaped_content, phone_layout_problems};
 pub use server::TestServer;
 
 use playwright_rs::protocol::GetByRoleOptions;

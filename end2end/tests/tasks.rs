@@ -3,7 +3,7 @@
 //! a stale click from a second tab, a route that changes while the page is
 //! open, the list and the route view without JavaScript, and the phone rules.
 
-use end2end::{Browser, Device, TestServer, named, phone_layout_problems};
+use end2end::{Browser, Device, TestServer, escaped_content, named, phone_layout_problems};
 use playwright_rs::expect;
 use playwright_rs::protocol::{AriaRole, FilterOptions, SelectOption};
 use serde_json::{Value, json};
@@ -362,6 +362,14 @@ async fn the_route_view_and_the_list_fit_a_phone() -> anyhow::Result<()> {
         page.goto(&server.url(&path), None).await?;
         page.wait_for_hydration().await?;
         let problems = phone_layout_problems(&page).await?;
+        assert!(problems.is_empty(), "{path}: {problems:#?}");
+    }
+    // On a desktop too, nothing runs out of its card (the attempts over the turns).
+    let page = browser.page(Device::Desktop, true).await?;
+    for path in [format!("/tasks/{id}"), "/tasks".to_owned()] {
+        page.goto(&server.url(&path), None).await?;
+        page.wait_for_hydration().await?;
+        let problems = escaped_content(&page).await?;
         assert!(problems.is_empty(), "{path}: {problems:#?}");
     }
     Ok(())
@@ -820,10 +828,10 @@ async fn a_circuit_wait_is_drawn_in_the_history() -> anyhow::Result<()> {
         .await?;
     page.wait_for_hydration().await?;
     expect(page.locator("p.deadline"))
-        .to_contain_text("The provider's circuit reopens at")
+        .to_contain_text("The model's circuit reopens at")
         .await?;
     let history = page.get_by_role(AriaRole::Region, named("Attempts"));
-    expect(history.get_by_text("waiting on the provider's circuit", true))
+    expect(history.get_by_text("waiting on the model's circuit", true))
         .to_be_visible()
         .await?;
     // A person sends it through the circuit, as its probe: still throttled.

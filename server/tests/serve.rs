@@ -38,7 +38,9 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
     assert!(status.success());
     let exit = child.wait().unwrap();
     assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
-    let rest: Vec<String> = lines_rx.try_iter().collect();
+    // Every line it printed: the reader ends at the end of its output, which may
+    // come a moment after the exit is seen.
+    let rest: Vec<String> = lines_rx.iter().collect();
     assert!(
         rest.iter().any(|line| line.contains("switchback stopped")),
         "{rest:?}"

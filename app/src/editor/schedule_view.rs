@@ -37,16 +37,16 @@ pub fn ScheduleView(key: u32, class: SectionClass) -> impl IntoView {
     view! {
         <div class="schedule-view">
             <p class="schedule" role="status">{sentence}</p>
-            <div class="timeline" aria-hidden="true">
-                <span class="timeline-axis"></span>
-                <span class="timeline-mark start" style="left: 0%"></span>
+            <div class="schedule-line" aria-hidden="true">
+                <span class="schedule-line-axis"></span>
+                <span class="schedule-line-mark start" style="left: 0%"></span>
                 {move || {
                     marks()
                         .into_iter()
                         .map(|(ordinal, at)| {
                             view! {
                                 <span
-                                    class="timeline-mark retry"
+                                    class="schedule-line-mark retry"
                                     style=format!("left: {at:.2}%")
                                     title=format!("retry {ordinal}")
                                 ></span>

@@ -9,8 +9,8 @@ use crate::server_fns::{act_on_task, load_task};
 use crate::tasks::focus::{focus_soon, left_on_purpose};
 use crate::tasks::live::{Connection, Live, use_route_events, use_server_clock};
 use crate::tasks::words::{
-    action_hint, action_label, candidate_label, clock_time, countdown, countdown_spoken, duration,
-    gap_words, relative, retry_line, state_label, then_line,
+    action_hint, action_label, candidate_label, circuit_owner, clock_time, countdown,
+    countdown_spoken, duration, gap_words, relative, retry_line, state_label, then_line,
 };
 
 /// Provided by the server when it renders the route view in answer to a plain
@@ -166,7 +166,7 @@ fn RouteHeader(
         })
     };
     // The countdown for screen readers: announced politely, once a minute.
-    let spoken = move |what: &'static str, deadline: Timestamp| {
+    let spoken = move |what: String, deadline: Timestamp| {
         let words = Memo::new(move |_| countdown_spoken(deadline, now.get()));
         move || format!("{what}{}: {}", clock_time(deadline), words.get())
     };
@@ -174,7 +174,7 @@ fn RouteHeader(
         route.with(|route| {
             route
                 .deadline
-                .map(|deadline| (deadline, route.circuit_wait))
+                .map(|deadline| (deadline, route.circuit_wait.then(|| circuit_owner(route))))
         })
     };
     let failure = move || {
@@ -205,14 +205,17 @@ fn RouteHeader(
             </p>
             <h2 id="route-state" aria-live="polite">
                 <span class=badge_class>{move || state_label(state())}</span>
-                " on " <span class="candidate">{candidate}</span>
+                " on " <span class="route-candidate">{candidate}</span>
             </h2>
             <p class="next" hidden=move || next().is_empty()>{next}</p>
             {move || deadline().map(|(deadline, circuit)| {
-                let what = if circuit { "The provider's circuit reopens at " } else { "Deadline " };
+                let what = match circuit {
+                    Some(owner) => format!("The {owner} circuit reopens at "),
+                    None => "Deadline ".to_owned(),
+                };
                 view! {
                     <p class="deadline">
-                        {what}
+                        {what.clone()}
                         <time datetime=deadline.to_string()>{clock_time(deadline)}</time>
                         " ("
                         <span role="timer" class="countdown">{move || countdown(deadline, now.get())}</span>
@@ -225,7 +228,8 @@ fn RouteHeader(
                 <dt>"Last failure"</dt>
                 <dd>{move || failure().unwrap_or_else(|| "none".to_owned())}</dd>
                 {move || route.with(|route| route.safe_cause.clone()).map(|safe_cause| view! {
-                    <dt>"Provider said"</dt><dd class="safe-cause">{safe_cause}</dd>
+                    <dt>{move || if route.with(|route| route.circuit_wait) { "Why it waits" } else { "Provider said" }}</dt>
+                    <dd class="safe-cause">{safe_cause}</dd>
                 })}
                 {move || cause().map(|cause| view! { <dt>"Why"</dt><dd class="cause">{cause}</dd> })}
                 <dt>"Generation"</dt>
@@ -479,9 +483,9 @@ fn Timeline(attempts: Vec<AttemptView>, route: RouteView, created_at: Timestamp)
     }
     if route.state.has_deadline() {
         let what = if route.circuit_wait {
-            "waiting on the provider's circuit"
+            format!("waiting on the {} circuit", circuit_owner(&route))
         } else {
-            "waiting"
+            "waiting".to_owned()
         };
         rows.push(view! { <li class="gap current"><span>{what}</span></li> }.into_any());
     }

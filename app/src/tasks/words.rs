@@ -163,6 +163,15 @@ pub fn clock_time(at: Timestamp) -> String {
     }
 }
 
+/// Whose circuit a route waits on, by the code that opened it: a usage, quota or
+/// credits failure closes the provider, a rate limit or overload its model.
+pub fn circuit_owner(route: &RouteView) -> &'static str {
+    match route.code.and_then(policy::circuit::CircuitScope::of) {
+        Some(policy::circuit::CircuitScope::Model) => "model's",
+        _ => "provider's",
+    }
+}
+
 /// What the time before an attempt was, in the order it happened: the wait the
 /// attempt before it (`None`: the task's start) decided on, a circuit's wait, a
 /// move to another candidate, a probe of the circuit, or the next turn. `None`
@@ -312,6 +321,31 @@ mod tests {
             reset_at: None,
             decision: decision.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn a_circuit_is_the_models_or_the_providers_by_its_code() {
+        let waiting = |code| RouteView {
+            circuit_wait: true,
+            code: Some(code),
+            ..route(RouteState::WaitingForReset)
+        };
+        assert_eq!(
+            circuit_owner(&waiting(policy::SemanticCode::RateLimited)),
+            "model's"
+        );
+        assert_eq!(
+            circuit_owner(&waiting(policy::SemanticCode::Overloaded)),
+            "model's"
+        );
+        assert_eq!(
+            circuit_owner(&waiting(policy::SemanticCode::UsageLimited)),
+            "provider's"
+        );
+        assert_eq!(
+            circuit_owner(&waiting(policy::SemanticCode::InsufficientCredits)),
+            "provider's"
+        );
     }
 
     #[test]
