@@ -9,6 +9,7 @@
 //! place as [`StoreError::NotFound`] (the row is gone) or
 //! [`StoreError::Stale`] (it moved on), never a silent success.
 
+mod rows;
 mod sqlite;
 
 #[cfg(test)]

@@ -15,11 +15,12 @@ mod writer;
 use std::str::FromStr;
 use std::time::Duration;
 
-use api::{Revision, Timestamp, refusals};
+use api::{Revision, Timestamp};
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 
+use super::rows::{self, Revisioned};
 use super::{Store, StoreError};
 
 /// The migrations in `migrations/`, embedded in the binary.
@@ -130,85 +131,26 @@ impl SqliteStore {
     }
 }
 
-/// A table whose rows carry a revision, and what people call its rows.
-#[derive(Debug, Clone, Copy)]
-enum Revisioned {
-    Providers,
-    Profiles,
-}
-
-impl Revisioned {
-    fn entity(self) -> &'static str {
-        match self {
-            Self::Providers => "provider",
-            Self::Profiles => "profile",
-        }
+/// After a fenced UPDATE changed no row: the row is gone (`NotFound`) or it has
+/// moved past `sent` (`Stale`).
+async fn stale_or_missing(
+    table: Revisioned,
+    conn: &mut SqliteConnection,
+    id: &str,
+    sent: Revision,
+) -> StoreError {
+    let query = match table {
+        Revisioned::Providers => "SELECT revision FROM providers WHERE id = ?",
+        Revisioned::Profiles => "SELECT revision FROM profiles WHERE id = ?",
+    };
+    match sqlx::query_scalar::<_, i64>(query)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await
+    {
+        Ok(current) => rows::stale_or_missing(table, id, sent, current),
+        Err(error) => error.into(),
     }
-
-    /// After a fenced UPDATE changed no row: the row is gone (`NotFound`) or
-    /// it has moved past `sent` (`Stale`). The one place the two are told apart.
-    async fn stale_or_missing(
-        self,
-        conn: &mut SqliteConnection,
-        id: &str,
-        sent: Revision,
-    ) -> StoreError {
-        let query = match self {
-            Self::Providers => "SELECT revision FROM providers WHERE id = ?",
-            Self::Profiles => "SELECT revision FROM profiles WHERE id = ?",
-        };
-        match sqlx::query_scalar::<_, i64>(query)
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await
-        {
-            Ok(Some(current)) => StoreError::Stale {
-                sent,
-                current: Revision::new(current),
-            },
-            Ok(None) => self.not_found(id),
-            Err(error) => error.into(),
-        }
-    }
-
-    fn not_found(self, id: &str) -> StoreError {
-        StoreError::NotFound {
-            entity: self.entity(),
-            id: id.to_owned(),
-        }
-    }
-
-    /// The refusal of a name that another row of this table has.
-    fn name_taken(self) -> StoreError {
-        StoreError::Invalid(vec![refusals::name_taken(self.entity())])
-    }
-}
-
-/// Kinds and families are stored by their JSON names.
-fn parse_enum<T: serde::de::DeserializeOwned>(
-    what: &'static str,
-    text: &str,
-) -> Result<T, StoreError> {
-    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|error| {
-        StoreError::Corrupt {
-            what,
-            message: error.to_string(),
-        }
-    })
-}
-
-/// The JSON name of a kind or family, as stored.
-fn enum_name<T: serde::Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => unreachable!("kinds and families serialize as strings"),
-    }
-}
-
-fn is_unique_violation(error: &sqlx::Error) -> bool {
-    error
-        .as_database_error()
-        .is_some_and(|error| error.is_unique_violation())
 }
 
 #[async_trait]

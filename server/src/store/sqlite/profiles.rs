@@ -2,91 +2,19 @@
 
 use std::collections::{HashMap, HashSet};
 
-use api::{CandidateId, FieldError, ProfileId, ProviderId, Revision, Timestamp, refusals};
+use api::{FieldError, ProfileId, Revision, refusals};
 use async_trait::async_trait;
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::SqliteConnection;
 
-use super::{Revisioned, SqliteStore, is_unique_violation};
-use crate::domain::{Candidate, IdOrigin, Profile, ProfileWrite};
+use super::SqliteStore;
+use crate::domain::{IdOrigin, Profile, ProfileWrite};
+use crate::store::rows::{
+    CandidateRow, ProfileRow, Revisioned, candidate_columns, is_unique_violation, profile_columns,
+    profile_from_rows, refused, unfinished_users,
+};
 use crate::store::{ProfileStore, StoreError};
 
 const TABLE: Revisioned = Revisioned::Profiles;
-
-#[derive(FromRow)]
-struct ProfileRow {
-    id: String,
-    name: String,
-    revision: i64,
-    created_at_ms: i64,
-    updated_at_ms: i64,
-}
-
-#[derive(FromRow)]
-struct CandidateRow {
-    id: String,
-    profile_id: String,
-    provider_id: String,
-    model: String,
-    enabled: bool,
-    max_tokens: i64,
-    escalation_json: String,
-    policy_json: String,
-}
-
-/// The columns of a [`ProfileRow`], for `concat!` (sqlx takes only literal SQL).
-macro_rules! profile_columns {
-    () => {
-        "id, name, revision, created_at_ms, updated_at_ms"
-    };
-}
-
-/// The columns of a [`CandidateRow`].
-macro_rules! candidate_columns {
-    () => {
-        "id, profile_id, provider_id, model, enabled, max_tokens, escalation_json, policy_json"
-    };
-}
-
-impl CandidateRow {
-    fn into_domain(self) -> Result<Candidate, StoreError> {
-        let corrupt = |what: &'static str| {
-            move |error: serde_json::Error| StoreError::Corrupt {
-                what,
-                message: error.to_string(),
-            }
-        };
-        Ok(Candidate {
-            max_tokens: u32::try_from(self.max_tokens).map_err(|_| StoreError::Corrupt {
-                what: "max_tokens",
-                message: self.max_tokens.to_string(),
-            })?,
-            escalation: serde_json::from_str(&self.escalation_json)
-                .map_err(corrupt("escalation"))?,
-            policy: serde_json::from_str(&self.policy_json).map_err(corrupt("policy"))?,
-            id: CandidateId::new(self.id),
-            provider_id: ProviderId::new(self.provider_id),
-            model: self.model,
-            enabled: self.enabled,
-        })
-    }
-}
-
-fn profile_from_rows(
-    row: ProfileRow,
-    candidates: Vec<CandidateRow>,
-) -> Result<Profile, StoreError> {
-    Ok(Profile {
-        candidates: candidates
-            .into_iter()
-            .map(CandidateRow::into_domain)
-            .collect::<Result<_, _>>()?,
-        id: ProfileId::new(row.id),
-        name: row.name,
-        revision: Revision::new(row.revision),
-        created_at: Timestamp::from_millis(row.created_at_ms),
-        updated_at: Timestamp::from_millis(row.updated_at_ms),
-    })
-}
 
 async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Profile, StoreError> {
     let row: Option<ProfileRow> = sqlx::query_as(concat!(
@@ -140,20 +68,6 @@ async fn reference_errors(
         }
     }
     Ok(errors)
-}
-
-/// A taken name (if the write met one) and the reference errors, together.
-fn refused(name_taken: bool, references: Vec<FieldError>) -> Result<(), StoreError> {
-    let mut errors = Vec::new();
-    if name_taken {
-        errors.push(refusals::name_taken(TABLE.entity()));
-    }
-    errors.extend(references);
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(StoreError::Invalid(errors))
-    }
 }
 
 async fn insert_candidates(
@@ -267,9 +181,9 @@ impl ProfileStore for SqliteStore {
             Err(error) if is_unique_violation(&error) => true,
             Err(error) => return Err(error.into()),
             Ok(result) if result.rows_affected() == 0 => {
-                return Err(TABLE
-                    .stale_or_missing(&mut tx, write.id.as_str(), expected)
-                    .await);
+                return Err(
+                    super::stale_or_missing(TABLE, &mut tx, write.id.as_str(), expected).await,
+                );
             }
             Ok(_) => false,
         };
@@ -306,7 +220,7 @@ impl ProfileStore for SqliteStore {
             return Err(StoreError::InUse {
                 entity: TABLE.entity(),
                 name,
-                users: super::tasks::unfinished_users(unfinished),
+                users: unfinished_users(unfinished),
             });
         }
         let deleted = sqlx::query("DELETE FROM profiles WHERE id = ?")

@@ -1,114 +1,23 @@
 //! Providers in SQLite.
 
-use api::{ProviderId, Revision, Timestamp};
+use api::{ProviderId, Revision};
 use async_trait::async_trait;
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::SqliteConnection;
 
-use super::{Revisioned, SqliteStore, enum_name, is_unique_violation, parse_enum};
+use super::SqliteStore;
 use crate::domain::{Provider, ProviderWrite};
+use crate::store::rows::{
+    ProviderRow, Revisioned, enum_name, is_unique_violation, provider_columns, script_json,
+    timeouts_json, unfinished_users,
+};
 use crate::store::{ProviderStore, StoreError};
-use providers::{SimulatedStep, Timeouts};
 
 const TABLE: Revisioned = Revisioned::Providers;
-
-/// The columns of a [`ProviderRow`], for `concat!` (sqlx takes only literal SQL).
-macro_rules! columns {
-    () => {
-        "id, name, kind, family, base_url, api_key_env, timeouts_json, script_json, revision, \
-         created_at_ms, updated_at_ms"
-    };
-}
-
-#[derive(FromRow)]
-struct ProviderRow {
-    id: String,
-    name: String,
-    kind: String,
-    family: String,
-    base_url: String,
-    api_key_env: Option<String>,
-    timeouts_json: Option<String>,
-    script_json: Option<String>,
-    revision: i64,
-    created_at_ms: i64,
-    updated_at_ms: i64,
-}
-
-impl ProviderRow {
-    fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-        Ok(Self {
-            id: row.get("id")?,
-            name: row.get("name")?,
-            kind: row.get("kind")?,
-            family: row.get("family")?,
-            base_url: row.get("base_url")?,
-            api_key_env: row.get("api_key_env")?,
-            timeouts_json: row.get("timeouts_json")?,
-            script_json: row.get("script_json")?,
-            revision: row.get("revision")?,
-            created_at_ms: row.get("created_at_ms")?,
-            updated_at_ms: row.get("updated_at_ms")?,
-        })
-    }
-
-    fn into_domain(self) -> Result<Provider, StoreError> {
-        Ok(Provider {
-            kind: parse_enum("provider kind", &self.kind)?,
-            family: parse_enum("provider family", &self.family)?,
-            id: ProviderId::new(self.id),
-            name: self.name,
-            base_url: self.base_url,
-            api_key_env: self.api_key_env,
-            timeouts: match self.timeouts_json {
-                Some(json) => serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
-                    what: "provider timeouts",
-                    message: error.to_string(),
-                })?,
-                None => Timeouts::default(),
-            },
-            script: match self.script_json {
-                Some(json) => {
-                    let value: serde_json::Value =
-                        serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
-                            what: "provider script",
-                            message: error.to_string(),
-                        })?;
-                    providers::parse_script(&value).map_err(|errors| StoreError::Corrupt {
-                        what: "provider script",
-                        message: errors
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                    })?
-                }
-                None => Vec::new(),
-            },
-            revision: Revision::new(self.revision),
-            created_at: Timestamp::from_millis(self.created_at_ms),
-            updated_at: Timestamp::from_millis(self.updated_at_ms),
-        })
-    }
-}
-
-/// The timeouts to store, `None` to keep (or default) them.
-fn timeouts_json(write: &ProviderWrite) -> Option<String> {
-    write
-        .timeouts
-        .map(|timeouts| serde_json::json!(timeouts).to_string())
-}
-
-/// The script to store, `None` to keep the stored one.
-fn script_json(write: &ProviderWrite) -> Option<String> {
-    write.script.as_ref().map(|script| {
-        serde_json::Value::Array(script.iter().map(SimulatedStep::to_json).collect()).to_string()
-    })
-}
 
 async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Provider, StoreError> {
     let row: Option<ProviderRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        provider_columns!(),
         " FROM providers WHERE id = ?"
     ))
     .bind(id)
@@ -151,7 +60,7 @@ impl ProviderStore for SqliteStore {
     async fn list_providers(&self) -> Result<Vec<Provider>, StoreError> {
         let rows: Vec<ProviderRow> = sqlx::query_as(concat!(
             "SELECT ",
-            columns!(),
+            provider_columns!(),
             " FROM providers ORDER BY name_key, id"
         ))
         .fetch_all(&self.pool)
@@ -166,7 +75,7 @@ impl ProviderStore for SqliteStore {
             let row = connection
                 .prepare_cached(concat!(
                     "SELECT ",
-                    columns!(),
+                    provider_columns!(),
                     " FROM providers WHERE id = ?"
                 ))?
                 .query_row([id.as_str()], ProviderRow::from_rusqlite)
@@ -206,9 +115,9 @@ impl ProviderStore for SqliteStore {
             Err(error) if is_unique_violation(&error) => return Err(TABLE.name_taken()),
             Err(error) => return Err(error.into()),
             Ok(result) if result.rows_affected() == 0 => {
-                return Err(TABLE
-                    .stale_or_missing(&mut tx, write.id.as_str(), expected)
-                    .await);
+                return Err(
+                    super::stale_or_missing(TABLE, &mut tx, write.id.as_str(), expected).await,
+                );
             }
             Ok(_) => {}
         }
@@ -233,7 +142,7 @@ impl ProviderStore for SqliteStore {
             return Err(StoreError::InUse {
                 entity: TABLE.entity(),
                 name: provider.name,
-                users: super::tasks::unfinished_users(unfinished),
+                users: unfinished_users(unfinished),
             });
         }
         if !users.is_empty() {

@@ -29,11 +29,11 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
-use super::tasks::{route_columns, to_json};
 use crate::domain::{
     Attempt, AttemptEnd, CircuitChange, CircuitKey, RouteCommit, RouteRecord, TaskWrite, Turn,
 };
 use crate::store::StoreError;
+use crate::store::rows::{route_columns, to_json};
 
 /// Taken by whichever writer writes: the task writer for a batch, the sqlx writer
 /// for a transaction.

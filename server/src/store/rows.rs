@@ -1,0 +1,709 @@
+//! The rows both drivers read, and their conversion to domain types: the
+//! tables are the same on SQLite and PostgreSQL (integers, booleans, text and
+//! JSON text), so one `FromRow` type serves both. Each driver keeps its own SQL.
+
+use api::{
+    AttemptId, CandidateId, FieldError, ProfileId, ProviderId, Revision, TaskId, Timestamp,
+    refusals,
+};
+use policy::route::{Route, RouteCause};
+use policy::{Decision, Episode};
+use providers::{SimulatedStep, Timeouts};
+use sqlx::FromRow;
+
+use crate::domain::{
+    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, Producer,
+    Profile, Progress, Provider, ProviderWrite, RouteRecord, Task, Turn, Verdict,
+};
+use crate::store::StoreError;
+
+/// A table whose rows carry a revision, and what people call its rows.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Revisioned {
+    Providers,
+    Profiles,
+}
+
+impl Revisioned {
+    pub(super) fn entity(self) -> &'static str {
+        match self {
+            Self::Providers => "provider",
+            Self::Profiles => "profile",
+        }
+    }
+
+    pub(super) fn not_found(self, id: &str) -> StoreError {
+        StoreError::NotFound {
+            entity: self.entity(),
+            id: id.to_owned(),
+        }
+    }
+
+    /// The refusal of a name that another row of this table has.
+    pub(super) fn name_taken(self) -> StoreError {
+        StoreError::Invalid(vec![refusals::name_taken(self.entity())])
+    }
+}
+
+/// The revision a fenced update found instead of `sent`: `Stale`, or the row is
+/// gone. The one place the two are told apart.
+pub(super) fn stale_or_missing(
+    table: Revisioned,
+    id: &str,
+    sent: Revision,
+    current: Option<i64>,
+) -> StoreError {
+    match current {
+        Some(current) => StoreError::Stale {
+            sent,
+            current: Revision::new(current),
+        },
+        None => table.not_found(id),
+    }
+}
+
+/// "1 unfinished task", "3 unfinished tasks".
+pub(super) fn unfinished_users(count: i64) -> String {
+    match count {
+        1 => "1 unfinished task (stop it or let it finish)".to_owned(),
+        _ => format!("{count} unfinished tasks (stop them or let them finish)"),
+    }
+}
+
+pub(super) fn corrupt(what: &'static str) -> impl Fn(serde_json::Error) -> StoreError {
+    move |error| StoreError::Corrupt {
+        what,
+        message: error.to_string(),
+    }
+}
+
+pub(super) fn not_found(id: &TaskId) -> StoreError {
+    StoreError::NotFound {
+        entity: "task",
+        id: id.as_str().to_owned(),
+    }
+}
+
+pub(super) fn to_u32(what: &'static str, value: i64) -> Result<u32, StoreError> {
+    u32::try_from(value).map_err(|_| StoreError::Corrupt {
+        what,
+        message: value.to_string(),
+    })
+}
+
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| unreachable!("domain values serialize"))
+}
+
+#[derive(FromRow)]
+pub(super) struct TaskRow {
+    pub(super) id: String,
+    pub(super) profile_id: String,
+    pub(super) profile_name: String,
+    pub(super) created_at_ms: i64,
+}
+
+#[derive(FromRow)]
+pub(super) struct TaskCandidateRow {
+    pub(super) candidate_id: String,
+    pub(super) provider_id: String,
+    pub(super) model: String,
+    pub(super) enabled: bool,
+    pub(super) max_tokens: i64,
+    pub(super) escalation_json: String,
+    pub(super) policy_json: String,
+}
+
+impl TaskCandidateRow {
+    pub(super) fn into_domain(self) -> Result<Candidate, StoreError> {
+        Ok(Candidate {
+            id: CandidateId::new(self.candidate_id),
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            enabled: self.enabled,
+            max_tokens: to_u32("max_tokens", self.max_tokens)?,
+            escalation: serde_json::from_str(&self.escalation_json)
+                .map_err(corrupt("escalation"))?,
+            policy: serde_json::from_str(&self.policy_json).map_err(corrupt("policy"))?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(super) struct RouteRow {
+    pub(super) task_id: String,
+    pub(super) state: String,
+    pub(super) generation: i64,
+    pub(super) candidate_index: i64,
+    pub(super) cause: Option<String>,
+    pub(super) deadline_ms: Option<i64>,
+    pub(super) retry_ordinal: Option<i64>,
+    pub(super) decision_json: Option<String>,
+    pub(super) class: Option<String>,
+    pub(super) code: Option<String>,
+    pub(super) catalogue: Option<String>,
+    pub(super) safe_cause: Option<String>,
+    pub(super) pending_outcome: Option<String>,
+    pub(super) circuit_wait: bool,
+    pub(super) through_circuit: bool,
+    pub(super) circuit_waited: bool,
+    pub(super) new_episode: bool,
+    pub(super) episode_json: String,
+    pub(super) turn: i64,
+    pub(super) escalations: i64,
+    pub(super) max_tokens: Option<i64>,
+    pub(super) updated_at_ms: i64,
+}
+
+/// The columns of a [`RouteRow`], for `concat!`.
+macro_rules! route_columns {
+    () => {
+        "task_id, state, generation, candidate_index, cause, deadline_ms, retry_ordinal, \
+         decision_json, class, code, catalogue, safe_cause, pending_outcome, circuit_wait, \
+         through_circuit, circuit_waited, new_episode, episode_json, turn, escalations, max_tokens, \
+         updated_at_ms"
+    };
+}
+pub(crate) use route_columns;
+
+impl RouteRow {
+    /// The route's columns of a row read by the [`reader`](super::reader), by name.
+    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            task_id: row.get("task_id")?,
+            state: row.get("state")?,
+            generation: row.get("generation")?,
+            candidate_index: row.get("candidate_index")?,
+            cause: row.get("cause")?,
+            deadline_ms: row.get("deadline_ms")?,
+            retry_ordinal: row.get("retry_ordinal")?,
+            decision_json: row.get("decision_json")?,
+            class: row.get("class")?,
+            code: row.get("code")?,
+            catalogue: row.get("catalogue")?,
+            safe_cause: row.get("safe_cause")?,
+            pending_outcome: row.get("pending_outcome")?,
+            circuit_wait: row.get("circuit_wait")?,
+            through_circuit: row.get("through_circuit")?,
+            circuit_waited: row.get("circuit_waited")?,
+            new_episode: row.get("new_episode")?,
+            episode_json: row.get("episode_json")?,
+            turn: row.get("turn")?,
+            escalations: row.get("escalations")?,
+            max_tokens: row.get("max_tokens")?,
+            updated_at_ms: row.get("updated_at_ms")?,
+        })
+    }
+
+    pub(super) fn into_domain(self) -> Result<RouteRecord, StoreError> {
+        let failure = match (self.class, self.code) {
+            (Some(class), Some(code)) => Some(Failure {
+                class: parse_enum("class", &class)?,
+                code: parse_enum("code", &code)?,
+                catalogue: self.catalogue.unwrap_or_default(),
+                safe_cause: self.safe_cause.unwrap_or_default(),
+            }),
+            _ => None,
+        };
+        let decision: Option<Decision> = self
+            .decision_json
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(corrupt("decision"))?;
+        let cause: Option<RouteCause> = self
+            .cause
+            .as_deref()
+            .map(|cause| parse_enum("cause", cause))
+            .transpose()?;
+        Ok(RouteRecord {
+            task_id: TaskId::new(self.task_id),
+            route: Route {
+                state: parse_enum("route state", &self.state)?,
+                generation: self.generation,
+                candidate: usize::try_from(self.candidate_index).map_err(|_| {
+                    StoreError::Corrupt {
+                        what: "candidate_index",
+                        message: self.candidate_index.to_string(),
+                    }
+                })?,
+                cause,
+                deadline_ms: self.deadline_ms,
+                retry_ordinal: self
+                    .retry_ordinal
+                    .map(|ordinal| to_u32("retry_ordinal", ordinal))
+                    .transpose()?,
+                decision,
+                circuit_wait: self.circuit_wait,
+                through_circuit: self.through_circuit,
+                circuit_waited: self.circuit_waited,
+                new_episode: self.new_episode,
+            },
+            failure,
+            pending_outcome: self
+                .pending_outcome
+                .as_deref()
+                .map(|outcome| parse_enum("pending_outcome", outcome))
+                .transpose()?,
+            episode: serde_json::from_str::<Episode>(&self.episode_json)
+                .map_err(corrupt("episode"))?,
+            turn: to_u32("turn", self.turn)?,
+            escalations: to_u32("escalations", self.escalations)?,
+            max_tokens: self
+                .max_tokens
+                .map(|tokens| to_u32("max_tokens", tokens))
+                .transpose()?,
+            updated_at: Timestamp::from_millis(self.updated_at_ms),
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(super) struct AttemptRow {
+    pub(super) id: String,
+    pub(super) task_id: String,
+    pub(super) seq: i64,
+    pub(super) turn: i64,
+    pub(super) generation: i64,
+    pub(super) candidate_index: i64,
+    pub(super) candidate_id: String,
+    pub(super) provider_id: String,
+    pub(super) model: String,
+    pub(super) ordinal: Option<i64>,
+    pub(super) max_tokens: i64,
+    pub(super) probe: bool,
+    pub(super) after_circuit_wait: bool,
+    pub(super) started_at_ms: i64,
+    pub(super) finished_at_ms: Option<i64>,
+    pub(super) outcome: Option<String>,
+    pub(super) class: Option<String>,
+    pub(super) code: Option<String>,
+    pub(super) confidence: Option<String>,
+    pub(super) catalogue: Option<String>,
+    pub(super) rule: Option<String>,
+    pub(super) safe_cause: Option<String>,
+    pub(super) reset_at_ms: Option<i64>,
+    pub(super) decision_json: Option<String>,
+    pub(super) evidence_json: Option<String>,
+}
+
+impl AttemptRow {
+    pub(super) fn into_domain(self) -> Result<Attempt, StoreError> {
+        let end = match (self.finished_at_ms, self.outcome) {
+            (Some(finished_at_ms), Some(outcome)) => {
+                let verdict = match (self.class, self.code, self.confidence) {
+                    (Some(class), Some(code), Some(confidence)) => Some(Verdict {
+                        class: parse_enum("class", &class)?,
+                        code: parse_enum("code", &code)?,
+                        confidence: parse_enum("confidence", &confidence)?,
+                        catalogue: self.catalogue.unwrap_or_default(),
+                        rule: self.rule.unwrap_or_default(),
+                        safe_cause: self.safe_cause.unwrap_or_default(),
+                        reset_at_ms: self.reset_at_ms,
+                    }),
+                    _ => None,
+                };
+                Some(AttemptEnd {
+                    finished_at: Timestamp::from_millis(finished_at_ms),
+                    outcome: AttemptOutcome::from_name(&outcome).ok_or_else(|| {
+                        StoreError::Corrupt {
+                            what: "attempt outcome",
+                            message: outcome.clone(),
+                        }
+                    })?,
+                    verdict,
+                    decision: self
+                        .decision_json
+                        .as_deref()
+                        .map(serde_json::from_str)
+                        .transpose()
+                        .map_err(corrupt("decision"))?,
+                    evidence: self
+                        .evidence_json
+                        .as_deref()
+                        .map(serde_json::from_str)
+                        .transpose()
+                        .map_err(corrupt("evidence"))?,
+                })
+            }
+            _ => None,
+        };
+        Ok(Attempt {
+            id: AttemptId::new(self.id),
+            task_id: TaskId::new(self.task_id),
+            seq: to_u32("seq", self.seq)?,
+            turn: to_u32("turn", self.turn)?,
+            generation: self.generation,
+            candidate_index: usize::try_from(self.candidate_index).unwrap_or(usize::MAX),
+            candidate_id: CandidateId::new(self.candidate_id),
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            ordinal: self
+                .ordinal
+                .map(|ordinal| to_u32("ordinal", ordinal))
+                .transpose()?,
+            max_tokens: to_u32("max_tokens", self.max_tokens)?,
+            probe: self.probe,
+            after_circuit_wait: self.after_circuit_wait,
+            started_at: Timestamp::from_millis(self.started_at_ms),
+            end,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(super) struct TurnRow {
+    pub(super) number: i64,
+    pub(super) prompt: String,
+    pub(super) answer: Option<String>,
+    pub(super) truncated: bool,
+    pub(super) candidate_index: Option<i64>,
+    pub(super) candidate_id: Option<String>,
+    pub(super) model: Option<String>,
+    pub(super) created_at_ms: i64,
+    pub(super) completed_at_ms: Option<i64>,
+}
+
+impl TurnRow {
+    pub(super) fn into_domain(self) -> Result<Turn, StoreError> {
+        let producer = match (self.candidate_index, self.candidate_id, self.model) {
+            (Some(index), Some(id), Some(model)) => Some(Producer {
+                candidate_index: usize::try_from(index).unwrap_or(usize::MAX),
+                candidate_id: CandidateId::new(id),
+                model,
+            }),
+            _ => None,
+        };
+        Ok(Turn {
+            number: to_u32("turn number", self.number)?,
+            prompt: self.prompt,
+            answer: self.answer,
+            truncated: self.truncated,
+            producer,
+            created_at: Timestamp::from_millis(self.created_at_ms),
+            completed_at: self.completed_at_ms.map(Timestamp::from_millis),
+        })
+    }
+}
+
+/// A turn as `json_array` gives it, in `TurnRow`'s order.
+pub(super) type TurnTuple = (
+    i64,
+    String,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    i64,
+    Option<i64>,
+);
+
+#[derive(FromRow)]
+pub(super) struct ProgressRow {
+    #[sqlx(flatten)]
+    pub(super) route: RouteRow,
+    pub(super) turns_json: String,
+    pub(super) calls_json: String,
+}
+
+impl ProgressRow {
+    pub(super) fn into_domain(self) -> Result<Progress, StoreError> {
+        let turns: Vec<TurnTuple> =
+            serde_json::from_str(&self.turns_json).map_err(corrupt("turns"))?;
+        let calls: Vec<(i64, i64)> =
+            serde_json::from_str(&self.calls_json).map_err(corrupt("calls"))?;
+        Ok(Progress {
+            route: self.route.into_domain()?,
+            turns: turns
+                .into_iter()
+                .map(|turn| {
+                    TurnRow {
+                        number: turn.0,
+                        prompt: turn.1,
+                        answer: turn.2,
+                        truncated: turn.3 != 0,
+                        candidate_index: turn.4,
+                        candidate_id: turn.5,
+                        model: turn.6,
+                        created_at_ms: turn.7,
+                        completed_at_ms: turn.8,
+                    }
+                    .into_domain()
+                })
+                .collect::<Result<_, _>>()?,
+            calls: calls
+                .into_iter()
+                .map(|(index, count)| {
+                    Ok((
+                        usize::try_from(index).unwrap_or(usize::MAX),
+                        to_u32("attempt count", count)?,
+                    ))
+                })
+                .collect::<Result<_, StoreError>>()?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(super) struct CircuitRow {
+    pub(super) provider_id: String,
+    pub(super) model: String,
+    pub(super) code: String,
+    pub(super) until_ms: i64,
+    pub(super) probe_task_id: Option<String>,
+}
+
+impl CircuitRow {
+    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            provider_id: row.get("provider_id")?,
+            model: row.get("model")?,
+            code: row.get("code")?,
+            until_ms: row.get("until_ms")?,
+            probe_task_id: row.get("probe_task_id")?,
+        })
+    }
+
+    pub(super) fn into_domain(self) -> Result<Circuit, StoreError> {
+        Ok(Circuit {
+            key: CircuitKey {
+                provider_id: ProviderId::new(self.provider_id),
+                model: (!self.model.is_empty()).then_some(self.model),
+            },
+            code: parse_enum("circuit code", &self.code)?,
+            until_ms: self.until_ms,
+            probe_task_id: self.probe_task_id.map(TaskId::new),
+        })
+    }
+}
+
+pub(super) fn task_from_rows(
+    row: TaskRow,
+    candidates: Vec<TaskCandidateRow>,
+) -> Result<Task, StoreError> {
+    Ok(Task {
+        id: TaskId::new(row.id),
+        profile_id: ProfileId::new(row.profile_id),
+        profile_name: row.profile_name,
+        candidates: candidates
+            .into_iter()
+            .map(TaskCandidateRow::into_domain)
+            .collect::<Result<_, _>>()?,
+        created_at: Timestamp::from_millis(row.created_at_ms),
+    })
+}
+
+/// The columns of a [`ProviderRow`], for `concat!` (sqlx takes only literal SQL).
+macro_rules! provider_columns {
+    () => {
+        "id, name, kind, family, base_url, api_key_env, timeouts_json, script_json, revision, \
+         created_at_ms, updated_at_ms"
+    };
+}
+pub(crate) use provider_columns;
+
+#[derive(FromRow)]
+pub(super) struct ProviderRow {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) kind: String,
+    pub(super) family: String,
+    pub(super) base_url: String,
+    pub(super) api_key_env: Option<String>,
+    pub(super) timeouts_json: Option<String>,
+    pub(super) script_json: Option<String>,
+    pub(super) revision: i64,
+    pub(super) created_at_ms: i64,
+    pub(super) updated_at_ms: i64,
+}
+
+impl ProviderRow {
+    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get("id")?,
+            name: row.get("name")?,
+            kind: row.get("kind")?,
+            family: row.get("family")?,
+            base_url: row.get("base_url")?,
+            api_key_env: row.get("api_key_env")?,
+            timeouts_json: row.get("timeouts_json")?,
+            script_json: row.get("script_json")?,
+            revision: row.get("revision")?,
+            created_at_ms: row.get("created_at_ms")?,
+            updated_at_ms: row.get("updated_at_ms")?,
+        })
+    }
+
+    pub(super) fn into_domain(self) -> Result<Provider, StoreError> {
+        Ok(Provider {
+            kind: parse_enum("provider kind", &self.kind)?,
+            family: parse_enum("provider family", &self.family)?,
+            id: ProviderId::new(self.id),
+            name: self.name,
+            base_url: self.base_url,
+            api_key_env: self.api_key_env,
+            timeouts: match self.timeouts_json {
+                Some(json) => serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
+                    what: "provider timeouts",
+                    message: error.to_string(),
+                })?,
+                None => Timeouts::default(),
+            },
+            script: match self.script_json {
+                Some(json) => {
+                    let value: serde_json::Value =
+                        serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
+                            what: "provider script",
+                            message: error.to_string(),
+                        })?;
+                    providers::parse_script(&value).map_err(|errors| StoreError::Corrupt {
+                        what: "provider script",
+                        message: errors
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    })?
+                }
+                None => Vec::new(),
+            },
+            revision: Revision::new(self.revision),
+            created_at: Timestamp::from_millis(self.created_at_ms),
+            updated_at: Timestamp::from_millis(self.updated_at_ms),
+        })
+    }
+}
+
+/// The timeouts to store, `None` to keep (or default) them.
+pub(super) fn timeouts_json(write: &ProviderWrite) -> Option<String> {
+    write
+        .timeouts
+        .map(|timeouts| serde_json::json!(timeouts).to_string())
+}
+
+/// The script to store, `None` to keep the stored one.
+pub(super) fn script_json(write: &ProviderWrite) -> Option<String> {
+    write.script.as_ref().map(|script| {
+        serde_json::Value::Array(script.iter().map(SimulatedStep::to_json).collect()).to_string()
+    })
+}
+
+#[derive(FromRow)]
+pub(super) struct ProfileRow {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) revision: i64,
+    pub(super) created_at_ms: i64,
+    pub(super) updated_at_ms: i64,
+}
+
+#[derive(FromRow)]
+pub(super) struct CandidateRow {
+    pub(super) id: String,
+    pub(super) profile_id: String,
+    pub(super) provider_id: String,
+    pub(super) model: String,
+    pub(super) enabled: bool,
+    pub(super) max_tokens: i64,
+    pub(super) escalation_json: String,
+    pub(super) policy_json: String,
+}
+
+/// The columns of a [`ProfileRow`], for `concat!` (sqlx takes only literal SQL).
+macro_rules! profile_columns {
+    () => {
+        "id, name, revision, created_at_ms, updated_at_ms"
+    };
+}
+pub(crate) use profile_columns;
+
+/// The columns of a [`CandidateRow`].
+macro_rules! candidate_columns {
+    () => {
+        "id, profile_id, provider_id, model, enabled, max_tokens, escalation_json, policy_json"
+    };
+}
+pub(crate) use candidate_columns;
+
+impl CandidateRow {
+    pub(super) fn into_domain(self) -> Result<Candidate, StoreError> {
+        let corrupt = |what: &'static str| {
+            move |error: serde_json::Error| StoreError::Corrupt {
+                what,
+                message: error.to_string(),
+            }
+        };
+        Ok(Candidate {
+            max_tokens: u32::try_from(self.max_tokens).map_err(|_| StoreError::Corrupt {
+                what: "max_tokens",
+                message: self.max_tokens.to_string(),
+            })?,
+            escalation: serde_json::from_str(&self.escalation_json)
+                .map_err(corrupt("escalation"))?,
+            policy: serde_json::from_str(&self.policy_json).map_err(corrupt("policy"))?,
+            id: CandidateId::new(self.id),
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            enabled: self.enabled,
+        })
+    }
+}
+
+pub(super) fn profile_from_rows(
+    row: ProfileRow,
+    candidates: Vec<CandidateRow>,
+) -> Result<Profile, StoreError> {
+    Ok(Profile {
+        candidates: candidates
+            .into_iter()
+            .map(CandidateRow::into_domain)
+            .collect::<Result<_, _>>()?,
+        id: ProfileId::new(row.id),
+        name: row.name,
+        revision: Revision::new(row.revision),
+        created_at: Timestamp::from_millis(row.created_at_ms),
+        updated_at: Timestamp::from_millis(row.updated_at_ms),
+    })
+}
+
+/// A taken name (if the write met one) and the reference errors, together.
+pub(super) fn refused(name_taken: bool, references: Vec<FieldError>) -> Result<(), StoreError> {
+    let mut errors = Vec::new();
+    if name_taken {
+        errors.push(refusals::name_taken(Revisioned::Profiles.entity()));
+    }
+    errors.extend(references);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(errors))
+    }
+}
+
+/// Kinds and families are stored by their JSON names.
+pub(super) fn parse_enum<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|error| {
+        StoreError::Corrupt {
+            what,
+            message: error.to_string(),
+        }
+    })
+}
+
+/// The JSON name of a kind or family, as stored.
+pub(super) fn enum_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => unreachable!("kinds and families serialize as strings"),
+    }
+}
+
+pub(super) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|error| error.is_unique_violation())
+}
