@@ -237,7 +237,7 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
     let mut completed = 0;
     while completed < tasks {
         match tokio::time::timeout(Duration::from_secs(60), events.recv()).await {
-            Ok(Ok(published)) => {
+            Ok(Ok(server::engine::Feed::Event(published))) => {
                 if published.data.contains("\"state\":\"completed\"") {
                     completed += 1;
                 }

@@ -48,7 +48,9 @@ pub struct ServeArgs {
     /// The address to listen on.
     #[arg(long, env = "SWITCHBACK_BIND", default_value = "127.0.0.1:3000")]
     pub bind: SocketAddr,
-    /// The database: a SQLite URL; the file is created if missing.
+    /// The database: a SQLite URL (`sqlite://PATH`, the file created if
+    /// missing) for one server, or a PostgreSQL URL (`postgres://USER@HOST/DB`)
+    /// shared by several replicas.
     #[arg(
         long,
         env = "SWITCHBACK_DATABASE_URL",
@@ -85,6 +87,12 @@ pub struct ServeArgs {
     #[arg(long, env = "SWITCHBACK_MAX_IN_FLIGHT", default_value_t = 64,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub max_in_flight: u16,
+    /// This server's name among the replicas sharing a PostgreSQL database (a
+    /// route's owner); a new one at each start if not given. Give each replica
+    /// its own, the same across its restarts, so a restarted replica takes its
+    /// routes back at once instead of after its heartbeat lapses.
+    #[arg(long, env = "SWITCHBACK_REPLICA", value_name = "NAME")]
+    pub replica: Option<String>,
 }
 
 impl ServeArgs {
@@ -97,6 +105,9 @@ impl ServeArgs {
             public_names: self.public_name,
             demo: self.demo,
             max_in_flight: usize::from(self.max_in_flight),
+            replica: self
+                .replica
+                .unwrap_or_else(|| format!("replica-{}", uuid::Uuid::now_v7())),
         }
     }
 }

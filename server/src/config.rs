@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 pub struct Config {
     /// Where the HTTP server listens.
     pub bind: SocketAddr,
-    /// The SQLite database URL, e.g. `sqlite://switchback.db`.
+    /// The database URL: `sqlite://switchback.db`, or `postgres://…` shared by
+    /// replicas.
     pub database_url: String,
     /// Environment variable names a provider may read its key from, beyond
     /// any name ending in `_API_KEY`: exactly these, whatever their form.
@@ -19,4 +20,6 @@ pub struct Config {
     pub demo: bool,
     /// The most provider calls in flight at once.
     pub max_in_flight: usize,
+    /// This replica's name on a shared database.
+    pub replica: String,
 }

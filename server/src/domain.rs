@@ -472,8 +472,8 @@ impl Progress {
 }
 
 /// What to do once a write is durable, with its event's id: run by the store after
-/// the commit, in commit order, before the writer hears of it (the engine publishes
-/// the route's live event here, so events go out in the order of their ids).
+/// the commit, before the writer hears of it (the engine carries out the
+/// transition's effects here). Publication is the store's own (see [`Feed`]).
 #[derive(Clone, Default)]
 pub struct AfterCommit(Option<std::sync::Arc<dyn Fn(i64) + Send + Sync>>);
 
@@ -517,9 +517,10 @@ pub struct RouteCommit {
     pub new_turn: Option<Turn>,
     /// A change to the shared circuits.
     pub circuit: Option<CircuitChange>,
-    /// The live event's data (the route view), stored with its id.
-    pub event_json: String,
-    /// Run once it is durable (publication).
+    /// The live event's data (the route view), stored with its id and published
+    /// once durable.
+    pub event_json: std::sync::Arc<str>,
+    /// Run once it is durable (the engine's effects).
     pub after: AfterCommit,
 }
 
@@ -534,11 +535,34 @@ pub struct TaskWrite {
     pub turn: Turn,
     /// The client's Idempotency-Key.
     pub idempotency_key: Option<String>,
-    /// The live event's data.
-    pub event_json: String,
-    /// Run once it is durable (publication); not for a repeated idempotency key.
-    pub after: AfterCommit,
+    /// The live event's data, published once durable.
+    pub event_json: std::sync::Arc<str>,
 }
+
+/// A committed transition's live event.
+#[derive(Debug, Clone)]
+pub struct Published {
+    /// The event's id (increasing in commit order; a reconnecting client sends the
+    /// last it saw).
+    pub id: i64,
+    /// The route view with `task_id`, as JSON.
+    pub data: std::sync::Arc<str>,
+}
+
+/// What the live feed carries, in commit order: the store publishes every
+/// committed transition's event here once it is durable, whichever replica
+/// committed it.
+#[derive(Debug, Clone)]
+pub enum Feed {
+    /// A committed transition.
+    Event(Published),
+    /// Events may have been missed (the log was pruned past them before this
+    /// replica read them): whoever shows routes reads them again.
+    Resync,
+}
+
+/// Where the store publishes the live feed.
+pub type FeedSender = tokio::sync::broadcast::Sender<Feed>;
 
 /// A route event as stored, for a client that reconnects.
 #[derive(Debug, Clone, PartialEq, Eq)]

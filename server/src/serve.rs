@@ -12,12 +12,11 @@ use crate::engine::{Engine, EngineSettings, ProviderCaller};
 use crate::http::{AppState, HostGuard, leptos_options, router};
 use crate::secrets::ProcessSecrets;
 use crate::services::Services;
-use crate::store::{SqliteStore, Store};
 
 /// Run the server with `config` until a shutdown signal arrives.
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let clock = Arc::new(SystemClock);
-    let store = Arc::new(SqliteStore::open(&config.database_url).await?);
+    let store = crate::store::open(&config.database_url, &config.replica).await?;
     store.init_instance(clock.now()).await?;
     let listener = TcpListener::bind(config.bind)
         .await

@@ -32,6 +32,7 @@ use policy::route::{
 use policy::{Episode, OnExhausted};
 use tokio::sync::{Notify, Semaphore, broadcast, mpsc};
 
+pub use crate::domain::{Feed, Published};
 pub use caller::{Caller, ProviderCaller};
 
 use crate::clock::Clock;
@@ -44,15 +45,6 @@ use crate::store::{Store, StoreError};
 
 /// How many task snapshots are kept in memory.
 const SNAPSHOTS_KEPT: usize = 65_536;
-
-/// A committed transition, as published to live pages.
-#[derive(Debug, Clone)]
-pub struct Published {
-    /// The event's id (increasing; a reconnecting client sends the last it saw).
-    pub id: i64,
-    /// The route view with `task_id`, as JSON.
-    pub data: Arc<str>,
-}
 
 /// How the engine runs.
 #[derive(Debug, Clone, Copy)]
@@ -96,10 +88,10 @@ struct Inner {
     clock: Arc<dyn Clock>,
     caller: Arc<dyn Caller>,
     settings: EngineSettings,
-    events: broadcast::Sender<Published>,
+    events: broadcast::Sender<Feed>,
     /// Wakes the scheduler: a deadline earlier than the one it sleeps toward was
     /// armed (or a firing left its route due).
-    wake: Notify,
+    wake: Arc<Notify>,
     /// The deadline the scheduler sleeps toward (`i64::MIN` while it is awake):
     /// a deadline armed later than this one needs no wake, and no read.
     sleeping_until_ms: std::sync::atomic::AtomicI64,
@@ -144,6 +136,8 @@ impl Engine {
         let (due, due_receiver) = mpsc::unbounded_channel();
         let (fresh, fresh_receiver) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(4_096);
+        // The store publishes every committed transition here, in commit order.
+        store.attach_feed(events.clone());
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -151,7 +145,7 @@ impl Engine {
                 caller,
                 settings,
                 events,
-                wake: Notify::new(),
+                wake: Arc::new(Notify::new()),
                 sleeping_until_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
                 earliest_armed_ms: std::sync::atomic::AtomicI64::new(i64::MAX),
                 due,
@@ -184,6 +178,9 @@ impl Engine {
             tokio::spawn(self.clone().run_dispatcher(receivers));
             self.spawn_scheduler()?;
             tokio::spawn(self.clone().run_pruner());
+            if self.inner.store.is_shared() {
+                tokio::spawn(self.clone().run_upkeep());
+            }
         }
         Ok(touched)
     }
@@ -219,7 +216,7 @@ impl Engine {
     }
 
     /// The live events of committed transitions.
-    pub fn subscribe(&self) -> broadcast::Receiver<Published> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Feed> {
         self.inner.events.subscribe()
     }
 
@@ -254,8 +251,7 @@ impl Engine {
 
     /// Start a task (its snapshot, route and first turn are in `write`), or answer
     /// the first task of a repeated idempotency key (`false`).
-    pub async fn create_task(&self, mut write: TaskWrite) -> Result<(TaskDetail, bool), AppError> {
-        write.after = self.publisher(write.event_json.as_str().into());
+    pub async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, bool), AppError> {
         // On its own, like every commit: a caller that goes away leaves no task
         // undispatched.
         let engine = self.clone();
@@ -414,8 +410,9 @@ impl Engine {
         {
             next.pending_outcome = None;
         }
-        let event_json = serde_json::to_string(&views::route_view(task, &next))
-            .unwrap_or_else(|_| unreachable!("views serialize"));
+        let event_json: Arc<str> = serde_json::to_string(&views::route_view(task, &next))
+            .unwrap_or_else(|_| unreachable!("views serialize"))
+            .into();
         let (task_id, from) = (task.id.clone(), record.route.generation);
         let read_back = changes.read_back;
         let effects = Effects {
@@ -435,20 +432,15 @@ impl Engine {
                 .flatten(),
         };
         // The effects run right after the commit, in the store's after-commit step
-        // and in commit order, where the event is published: nothing waits for the
-        // committing task to be scheduled again, and a caller that goes away (a
-        // client hanging up) cannot leave a committed route without its effects. A
-        // person's action is the exception: its answer is the task as the action
-        // left it, read before the effects can move the route on.
+        // (the store publishes the event itself): nothing waits for the committing
+        // task to be scheduled again, and a caller that goes away (a client hanging
+        // up) cannot leave a committed route without its effects. A person's action
+        // is the exception: its answer is the task as the action left it, read
+        // before the effects can move the route on.
         let after = {
             let engine = self.clone();
-            let publishes = effects.effects.contains(&RouteEffect::Publish);
-            let data: Arc<str> = event_json.as_str().into();
             let now = (!read_back).then(|| effects.clone());
-            AfterCommit::new(move |event_id| {
-                if publishes {
-                    engine.publish(event_id, data.clone());
-                }
+            AfterCommit::new(move |_| {
                 if let Some(effects) = &now {
                     engine.carry_out(effects);
                 }
@@ -513,7 +505,7 @@ impl Engine {
         }
         for effect in effects {
             match effect {
-                // Written, and published once written.
+                // Written, and published by the store once written.
                 RouteEffect::Persist | RouteEffect::Send | RouteEffect::Publish => {}
                 RouteEffect::ArmDeadline => self.arm(deadline_ms.unwrap_or(i64::MIN)),
                 RouteEffect::Enqueue => self.enqueue(id.clone(), Lane::of(*state)),
@@ -565,22 +557,6 @@ impl Engine {
             .snapshots
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Send a route's live event, once its write is durable.
-    fn publish(&self, id: i64, data: Arc<str>) {
-        let _ = self.inner.events.send(Published { id, data });
-    }
-
-    /// What publishes a route's live event once its write is durable.
-    fn publisher(&self, data: Arc<str>) -> AfterCommit {
-        let events = self.inner.events.clone();
-        AfterCommit::new(move |id| {
-            let _ = events.send(Published {
-                id,
-                data: data.clone(),
-            });
-        })
     }
 
     /// Hand a route to the dispatcher.

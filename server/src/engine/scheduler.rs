@@ -7,13 +7,13 @@
 //!
 //! [`Clock`]: crate::clock::Clock
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use api::{TaskId, Timestamp};
 use futures_util::StreamExt;
 use policy::route::{OnRestart, RouteEvent, RouteState, on_restart};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 use super::{Applied, Changes, Engine, Lane};
 use crate::domain::{AttemptOutcome, RouteRecord};
@@ -29,18 +29,61 @@ const FIRING: usize = 128;
 /// way when the deadline comes.
 const LEAD_MS: i64 = 25;
 
-/// A route being fired; unmarked when dropped, however the firing ends.
+/// The routes being fired, each with whether a read found it due again meanwhile
+/// (and so left it alone).
+struct Firings {
+    set: Mutex<HashMap<TaskId, bool>>,
+    wake: Arc<Notify>,
+}
+
+impl Firings {
+    fn new(wake: Arc<Notify>) -> Arc<Self> {
+        Arc::new(Self {
+            set: Mutex::default(),
+            wake,
+        })
+    }
+
+    /// Mark a due route as being fired, or answer `None` when it already is (a
+    /// read skips it, and is told to look again once that firing ends).
+    fn begin(self: &Arc<Self>, id: &TaskId) -> Option<Firing> {
+        let mut set = self
+            .set
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(skipped) = set.get_mut(id) {
+            *skipped = true;
+            return None;
+        }
+        set.insert(id.clone(), false);
+        Some(Firing {
+            firings: self.clone(),
+            id: id.clone(),
+        })
+    }
+}
+
+/// A route being fired; unmarked when dropped, however the firing ends. A read
+/// that met it while it was being fired skipped it, yet its route may have a new
+/// deadline by now (the firing's commit runs its effects, which can commit the
+/// next transition before the firing itself resumes): the scheduler looks again.
 struct Firing {
-    set: Arc<Mutex<HashSet<TaskId>>>,
+    firings: Arc<Firings>,
     id: TaskId,
 }
 
 impl Drop for Firing {
     fn drop(&mut self) {
-        self.set
+        let skipped = self
+            .firings
+            .set
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(&self.id);
+            .remove(&self.id)
+            .unwrap_or(false);
+        if skipped {
+            self.firings.wake.notify_one();
+        }
     }
 }
 
@@ -53,7 +96,7 @@ impl Engine {
     pub(super) async fn run_scheduler(self) {
         use std::sync::atomic::Ordering::SeqCst;
         // Routes being fired: still due in the database until their commit lands.
-        let firing: Arc<Mutex<HashSet<TaskId>>> = Arc::default();
+        let firings = Firings::new(self.inner.wake.clone());
         let permits = Arc::new(Semaphore::new(FIRING));
         loop {
             self.inner.sleeping_until_ms.store(i64::MIN, SeqCst);
@@ -70,21 +113,13 @@ impl Engine {
             };
             let backlog = due.len() == BATCH as usize;
             for record in due {
-                let fresh = firing
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .insert(record.task_id.clone());
-                if !fresh {
+                let Some(marked) = firings.begin(&record.task_id) else {
                     continue;
-                }
+                };
                 let Ok(permit) = permits.clone().acquire_owned().await else {
                     return;
                 };
                 let engine = self.clone();
-                let marked = Firing {
-                    set: firing.clone(),
-                    id: record.task_id.clone(),
-                };
                 tokio::spawn(async move {
                     if let Some(deadline_ms) = record.route.deadline_ms {
                         let clock = engine.inner.clock.clone();
@@ -225,46 +260,128 @@ impl Engine {
             let routes = self
                 .inner
                 .store
-                .routes_in(
-                    &[
-                        RouteState::Queued,
-                        RouteState::Retrying,
-                        RouteState::Running,
-                    ],
-                    BATCH,
-                    after.clone(),
-                )
+                .routes_in(&UNMOVED, BATCH, after.clone())
                 .await?;
             let Some(last) = routes.last() else {
                 break;
             };
             after = Some(last.task_id.clone());
-            let now = self.now();
             for record in routes {
                 touched += 1;
-                match on_restart(&record.route, now.as_millis()) {
-                    OnRestart::Enqueue => {
-                        self.enqueue(record.task_id.clone(), Lane::of(record.route.state));
-                    }
-                    OnRestart::Apply(RouteEvent::Interrupted) => {
-                        let detail = self.inner.store.get_task(&record.task_id).await?;
-                        let dangling = detail.end_unfinished(AttemptOutcome::Interrupted, now);
-                        self.settle(
-                            &detail.task,
-                            &detail.route,
-                            RouteEvent::Interrupted,
-                            Changes {
-                                finish_attempt: dangling,
-                                ..Changes::default()
-                            },
-                        )
-                        .await?;
-                    }
-                    OnRestart::Apply(_) | OnRestart::Rearm | OnRestart::Nothing => {}
-                }
+                self.reconcile_route(&record).await?;
             }
         }
         tracing::info!(routes = touched, "restart reconciliation done");
         Ok(touched)
+    }
+
+    /// A route that no process is moving (a restart's, or a replica's that went
+    /// away): dispatched if nothing was sent, held as interrupted if its attempt
+    /// was started and never finished.
+    async fn reconcile_route(&self, record: &RouteRecord) -> Result<(), StoreError> {
+        let now = self.now();
+        match on_restart(&record.route, now.as_millis()) {
+            OnRestart::Enqueue => {
+                self.enqueue(record.task_id.clone(), Lane::of(record.route.state));
+            }
+            OnRestart::Apply(RouteEvent::Interrupted) => {
+                let detail = self.inner.store.get_task(&record.task_id).await?;
+                let dangling = detail.end_unfinished(AttemptOutcome::Interrupted, now);
+                self.settle(
+                    &detail.task,
+                    &detail.route,
+                    RouteEvent::Interrupted,
+                    Changes {
+                        finish_attempt: dangling,
+                        ..Changes::default()
+                    },
+                )
+                .await?;
+            }
+            OnRestart::Apply(_) | OnRestart::Rearm | OnRestart::Nothing => {}
+        }
+        Ok(())
+    }
+
+    /// On a database other replicas share, every [`UPKEEP`] of real time: take
+    /// over the routes of a replica that went away, let parked routes look again
+    /// at circuits another replica's probe may have closed, and let the scheduler
+    /// read deadlines another replica armed (it hears only of its own).
+    pub(super) async fn run_upkeep(self) {
+        let mut every = tokio::time::interval(UPKEEP);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            if self.is_stopping() {
+                return;
+            }
+            match self.inner.store.adopt_orphans(&UNMOVED, BATCH).await {
+                Ok(orphans) => {
+                    if !orphans.is_empty() {
+                        tracing::info!(
+                            routes = orphans.len(),
+                            "routes of a replica that went away taken over"
+                        );
+                    }
+                    for record in orphans {
+                        if let Err(error) = self.reconcile_route(&record).await {
+                            tracing::warn!(task_id = %record.task_id, error = %crate::error::chain(&error), "taking over a route failed");
+                        }
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(error = %crate::error::chain(&error), "looking for routes of replicas that went away failed")
+                }
+            }
+            self.unpark();
+            self.inner.wake.notify_one();
+        }
+    }
+}
+
+/// How often a replica looks at what the others did or left.
+const UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The states of a route some process must move: queued or retrying (to be
+/// dispatched) and running (a call in flight).
+const UNMOVED: [RouteState; 3] = [
+    RouteState::Queued,
+    RouteState::Retrying,
+    RouteState::Running,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn woken(wake: &Notify) -> bool {
+        use std::future::Future;
+        let notified = std::pin::pin!(wake.notified());
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        notified.poll(&mut context).is_ready()
+    }
+
+    #[test]
+    fn a_route_met_while_it_is_fired_is_looked_at_again_when_the_firing_ends() {
+        let wake = Arc::new(Notify::new());
+        let firings = Firings::new(wake.clone());
+        let id = TaskId::new("a");
+        let first = firings.begin(&id).expect("not being fired yet");
+        assert!(firings.begin(&id).is_none(), "fired once at a time");
+        assert!(!woken(&wake), "nothing to look at while it is fired");
+        drop(first);
+        assert!(woken(&wake), "the skipped read is made again");
+        assert!(
+            firings.begin(&id).is_some(),
+            "unmarked once its firing ended"
+        );
+    }
+
+    #[test]
+    fn a_firing_nobody_met_ends_without_a_wake() {
+        let wake = Arc::new(Notify::new());
+        let firings = Firings::new(wake.clone());
+        drop(firings.begin(&TaskId::new("a")));
+        assert!(!woken(&wake));
     }
 }

@@ -5,7 +5,7 @@ use api::{
 };
 
 use super::{Services, new_id};
-use crate::domain::{AfterCommit, Task, TaskWrite, Turn};
+use crate::domain::{Task, TaskWrite, Turn};
 use crate::engine::views::{task_summary, task_view};
 use crate::engine::{new_route, views};
 use crate::error::AppError;
@@ -75,8 +75,7 @@ impl Services {
             task,
             route,
             idempotency_key,
-            event_json,
-            after: AfterCommit::default(),
+            event_json: event_json.into(),
         };
         let (detail, created) = self.engine.create_task(write).await?;
         Ok((task_view(&detail), created))

@@ -9,6 +9,7 @@
 //! place as [`StoreError::NotFound`] (the row is gone) or
 //! [`StoreError::Stale`] (it moved on), never a silent success.
 
+mod postgres;
 mod rows;
 mod sqlite;
 
@@ -20,11 +21,25 @@ use async_trait::async_trait;
 use policy::route::RouteState;
 
 use crate::domain::{
-    AttemptEnd, Circuit, CircuitKey, Profile, ProfileWrite, Progress, Provider, ProviderWrite,
-    RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    AttemptEnd, Circuit, CircuitKey, FeedSender, Profile, ProfileWrite, Progress, Provider,
+    ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 
+pub use postgres::{PostgresStore, test_schema, test_url};
 pub use sqlite::SqliteStore;
+
+/// Open the store a database URL names: `sqlite://PATH` (one server process) or
+/// `postgres://…` / `postgresql://…` (one or more replicas, this one named
+/// `replica`), migrated.
+pub async fn open(url: &str, replica: &str) -> Result<std::sync::Arc<dyn Store>, StoreError> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(std::sync::Arc::new(
+            PostgresStore::open(url, replica).await?,
+        ))
+    } else {
+        Ok(std::sync::Arc::new(SqliteStore::open(url).await?))
+    }
+}
 
 /// What a store operation can refuse or fail with.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +85,7 @@ pub enum StoreError {
     },
     /// The URL names no database this build can open.
     #[error(
-        "unsupported database URL {url:?}: expected sqlite://PATH (e.g. sqlite://switchback.db)"
+        "unsupported database URL {url:?}: expected sqlite://PATH (e.g. sqlite://switchback.db) or postgres://USER@HOST/DATABASE"
     )]
     UnsupportedUrl {
         /// The URL given.
@@ -178,6 +193,11 @@ pub trait ProfileStore: Send + Sync {
 /// generation it was computed from.
 #[async_trait]
 pub trait TaskStore: Send + Sync {
+    /// Publish every committed transition's event (and every new task's) to
+    /// `feed`, in commit order, once it is durable; on several replicas, the
+    /// events every replica commits.
+    fn attach_feed(&self, feed: FeedSender);
+
     /// Insert a task with its snapshot, route, first turn and creation event, and
     /// answer the event's id. With an idempotency key already used, nothing is
     /// written and the first task is answered, without an event id.
@@ -226,13 +246,32 @@ pub trait TaskStore: Send + Sync {
     /// The earliest pending deadline after `after_ms`.
     async fn next_deadline(&self, after_ms: i64) -> Result<Option<i64>, StoreError>;
 
-    /// Routes in these states, oldest change first (restart reconciliation).
+    /// Routes in these states that no other live replica owns, by id (restart
+    /// reconciliation: on a database this process alone serves, every one).
     async fn routes_in(
         &self,
         states: &[RouteState],
         limit: u32,
         after: Option<TaskId>,
     ) -> Result<Vec<RouteRecord>, StoreError>;
+
+    /// Whether other replicas may share this database (PostgreSQL): the engine
+    /// then looks at it now and then for what they did or left (deadlines they
+    /// armed, probes they finished, routes of a replica that went away).
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// Routes in these states whose replica went away (its heartbeat lapsed),
+    /// taken over by this one: each is adopted by one replica. None on a database
+    /// this process alone serves (its restart pass covers them).
+    async fn adopt_orphans(
+        &self,
+        _states: &[RouteState],
+        _limit: u32,
+    ) -> Result<Vec<RouteRecord>, StoreError> {
+        Ok(Vec::new())
+    }
 
     /// How many routes are in each state.
     async fn count_routes(&self) -> Result<Vec<(RouteState, i64)>, StoreError>;
@@ -253,7 +292,8 @@ pub trait TaskStore: Send + Sync {
         now_ms: i64,
     ) -> Result<bool, StoreError>;
 
-    /// Release every probe claim (on start: no attempt survives a restart).
+    /// Release the probe claims of routes no other live replica owns (on start: no
+    /// attempt survives a restart).
     async fn release_probes(&self) -> Result<(), StoreError>;
 
     /// Route events after `after_id`, oldest first, and the oldest id still kept.

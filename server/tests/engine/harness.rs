@@ -13,7 +13,7 @@ use api::{
 use policy::route::{ManualAction, RouteState};
 use serde_json::{Value, json};
 use server::clock::{Clock, ManualClock};
-use server::engine::{Engine, EngineSettings, ProviderCaller, Published};
+use server::engine::{Engine, EngineSettings, Feed, ProviderCaller};
 use server::error::AppError;
 use server::secrets::FixedSecrets;
 use server::services::Services;
@@ -31,7 +31,7 @@ pub struct Harness {
     pub clock: Arc<ManualClock>,
     pub engine: Engine,
     pub url: String,
-    events: Mutex<broadcast::Receiver<Published>>,
+    events: Mutex<broadcast::Receiver<Feed>>,
     /// Events read while waiting for another task, by task.
     seen: Mutex<Vec<RouteView>>,
     /// The last generation a wait returned, by task.
@@ -215,10 +215,11 @@ impl Harness {
                     events.try_recv()
                 };
                 match published {
-                    Ok(published) => {
+                    Ok(Feed::Event(published)) => {
                         let route: RouteView = serde_json::from_str(&published.data).unwrap();
                         self.seen.lock().unwrap().push(route);
                     }
+                    Ok(Feed::Resync) => panic!("the engine's own feed missed events"),
                     Err(broadcast::error::TryRecvError::Empty) => {
                         tokio::time::sleep(Duration::from_millis(2)).await;
                     }

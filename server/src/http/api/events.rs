@@ -14,6 +14,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::domain::Feed;
 use crate::error::AppError;
 use crate::services::Services;
 
@@ -59,10 +60,12 @@ pub async fn events(
     let live = stream::unfold(receiver, move |mut receiver| async move {
         loop {
             match receiver.recv().await {
-                Ok(published) if published.id <= sent_up_to => continue,
-                Ok(published) => {
+                Ok(Feed::Event(published)) if published.id <= sent_up_to => continue,
+                Ok(Feed::Event(published)) => {
                     return Some((route_event(published.id, &published.data), receiver));
                 }
+                // The store may have missed events: so may this client.
+                Ok(Feed::Resync) => return Some((resync(sent_up_to), receiver)),
                 // Too far behind to catch up from memory: say so.
                 Err(RecvError::Lagged(_)) => return Some((resync(sent_up_to), receiver)),
                 Err(RecvError::Closed) => return None,

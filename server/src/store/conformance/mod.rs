@@ -13,7 +13,10 @@ use super::{Store, StoreError};
 use crate::domain::{Candidate, ProviderWrite};
 
 pub use profiles::{concurrent_updates_exactly_one_wins, seed_profile};
-pub use tasks::{concurrent_commits_exactly_one_wins, concurrent_commits_keep_their_order};
+pub use tasks::{
+    concurrent_commits_exactly_one_wins, concurrent_commits_exactly_one_wins_across,
+    concurrent_commits_keep_their_order,
+};
 
 /// Every conformance check but the concurrent one.
 pub async fn run_all(store: &dyn Store) {

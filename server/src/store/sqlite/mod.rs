@@ -41,6 +41,8 @@ pub struct SqliteStore {
     tasks: writer::TaskWriter,
     gate: writer::Gate,
     readers: std::sync::Arc<reader::Readers>,
+    /// Where committed events are published (the engine's live feed).
+    feed: std::sync::Arc<std::sync::OnceLock<crate::domain::FeedSender>>,
 }
 
 /// A write transaction of the sqlx writer, holding the gate until it ends.
@@ -111,6 +113,7 @@ impl SqliteStore {
             tasks,
             gate,
             readers: std::sync::Arc::new(readers),
+            feed: std::sync::Arc::default(),
         })
     }
 
@@ -128,6 +131,19 @@ impl SqliteStore {
     /// A read transaction: every statement in it sees the same state.
     async fn read(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
         Ok(self.pool.begin().await?)
+    }
+}
+
+impl SqliteStore {
+    /// Publish a committed event to the feed, if one is attached: called by the
+    /// task writer after the commit, in commit order.
+    fn publish(&self, id: i64, data: &std::sync::Arc<str>) {
+        if let Some(feed) = self.feed.get() {
+            let _ = feed.send(crate::domain::Feed::Event(crate::domain::Published {
+                id,
+                data: data.clone(),
+            }));
+        }
     }
 }
 

@@ -134,6 +134,10 @@ async fn fetch_turns(conn: &mut SqliteConnection, id: &str) -> Result<Vec<Turn>,
 
 #[async_trait]
 impl TaskStore for SqliteStore {
+    fn attach_feed(&self, feed: crate::domain::FeedSender) {
+        let _ = self.feed.set(feed);
+    }
+
     async fn task_by_idempotency_key(&self, key: &str) -> Result<Option<TaskDetail>, StoreError> {
         let mut tx = self.read().await?;
         let id: Option<String> =
@@ -157,10 +161,10 @@ impl TaskStore for SqliteStore {
             .write_new(
                 move |connection| writer::create_task(connection, &written),
                 {
-                    let after = write.after.clone();
+                    let (store, data) = (self.clone(), write.event_json.clone());
                     move |created| {
                         if let writer::Created::New(event_id) = created {
-                            after.run(*event_id);
+                            store.publish(*event_id, &data);
                         }
                     }
                 },
@@ -302,13 +306,16 @@ impl TaskStore for SqliteStore {
         commit: RouteCommit,
     ) -> Result<i64, StoreError> {
         let task_id = commit.route.task_id.clone();
-        let after = commit.after.clone();
+        let (after, data) = (commit.after.clone(), commit.event_json.clone());
+        let store = self.clone();
         let written = self
             .tasks
             .write(
                 move |connection| writer::commit(connection, expected_generation, &commit),
+                // In commit order, on the writer: the event, then the effects.
                 move |written| {
                     if let Some(event_id) = written {
+                        store.publish(*event_id, &data);
                         after.run(*event_id);
                     }
                 },

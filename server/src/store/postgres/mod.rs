@@ -1,0 +1,384 @@
+//! The PostgreSQL driver: the store of several server replicas on one database
+//! (SPEC 7), through a sqlx pool, migrated on open (`migrations/postgres/`); one
+//! module per aggregate, with its SQL. The rows are the ones the SQLite driver
+//! reads (`store/rows.rs`).
+//!
+//! Every write is one transaction. Updates are fenced in their WHERE clause (a
+//! revision, a route's generation), so of two replicas computing from the same
+//! read exactly one wins and the other is told it is stale; names and
+//! idempotency keys are unique in the schema, so two replicas cannot both take
+//! one.
+
+mod profiles;
+mod providers;
+mod tasks;
+
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use api::{Revision, Timestamp};
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgConnection, PgPool};
+
+use super::rows::{self, Revisioned};
+use super::{Store, StoreError, TaskStore};
+use crate::domain::{Feed, FeedSender, Published};
+
+/// The PostgreSQL migrations, embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// Connections each replica keeps.
+const CONNECTIONS: u32 = 16;
+
+/// How often a replica says it is alive.
+const HEARTBEAT: Duration = Duration::from_secs(2);
+
+/// How long a replica may stay silent before the others take its routes over.
+const LAPSE_MS: i64 = 10_000;
+
+/// Events read from the log at once.
+const PUMP_BATCH: u32 = 512;
+
+/// The PostgreSQL store handle: cheap to clone.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    /// This replica's id: the owner of the routes it commits.
+    replica: Arc<str>,
+    /// The last event id when the store was opened: the feed starts after it.
+    opened_at_event: i64,
+    /// Whether the feed's pump was started.
+    pumping: Arc<OnceLock<()>>,
+}
+
+impl PostgresStore {
+    /// Connect to the database at `url` (`postgres://` or `postgresql://`) and
+    /// migrate it, as the replica `replica`.
+    pub async fn open(url: &str, replica: &str) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url).map_err(|source| StoreError::InvalidUrl {
+            url: url.to_owned(),
+            source,
+        })?;
+        Self::open_with(options, url, replica).await
+    }
+
+    /// Connect with `options` (a schema of its own for a test, say) and migrate,
+    /// as the replica `replica`; `url` names the database in errors. The replica
+    /// says it is alive every two seconds from now on, until the store is closed.
+    pub async fn open_with(
+        options: PgConnectOptions,
+        url: &str,
+        replica: &str,
+    ) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(CONNECTIONS)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options)
+            .await
+            .map_err(|source| StoreError::Open {
+                url: url.to_owned(),
+                source,
+            })?;
+        MIGRATOR.run(&pool).await?;
+        let opened_at_event: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM route_events")
+            .fetch_one(&pool)
+            .await?;
+        let store = Self {
+            pool,
+            replica: Arc::from(replica),
+            opened_at_event: opened_at_event.unwrap_or(0),
+            pumping: Arc::default(),
+        };
+        store.heartbeat().await?;
+        let beating = store.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(HEARTBEAT);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            while !beating.pool.is_closed() {
+                every.tick().await;
+                if let Err(error) = beating.heartbeat().await
+                    && !beating.pool.is_closed()
+                {
+                    tracing::warn!(error = %error, "the replica's heartbeat failed");
+                }
+            }
+        });
+        Ok(store)
+    }
+
+    /// This replica's id.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// Say this replica is alive.
+    async fn heartbeat(&self) -> Result<(), StoreError> {
+        let now_ms = wall_clock_ms();
+        sqlx::query(
+            "INSERT INTO replicas (id, started_at_ms, heartbeat_at_ms) VALUES ($1, $2, $2) \
+             ON CONFLICT (id) DO UPDATE SET heartbeat_at_ms = excluded.heartbeat_at_ms",
+        )
+        .bind(self.replica.as_ref())
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A replica whose heartbeat is older than this is gone.
+    fn live_since_ms(&self) -> i64 {
+        wall_clock_ms() - LAPSE_MS
+    }
+
+    /// Publish the event log to `feed`, in id order, from every replica: woken by
+    /// each commit's notification (and every second in case one was lost, or the
+    /// listener reconnected). Events pruned before this replica read them are a
+    /// `Resync`.
+    fn start_pump(&self, feed: FeedSender) {
+        if self.pumping.set(()).is_err() {
+            return;
+        }
+        let store = self.clone();
+        tokio::spawn(async move { store.pump(feed).await });
+    }
+
+    async fn pump(self, feed: FeedSender) {
+        let mut cursor = self.opened_at_event;
+        let mut listener: Option<sqlx::postgres::PgListener> = None;
+        while !self.pool.is_closed() {
+            if listener.is_none() {
+                match sqlx::postgres::PgListener::connect_with(&self.pool).await {
+                    Ok(mut connected) => match connected.listen(tasks::CHANNEL).await {
+                        Ok(()) => listener = Some(connected),
+                        Err(error) => {
+                            tracing::warn!(error = %error, "listening for route events failed")
+                        }
+                    },
+                    Err(error) => {
+                        tracing::warn!(error = %error, "listening for route events failed")
+                    }
+                }
+            }
+            // Read what was committed after the cursor, to the end.
+            loop {
+                match self.events_after(cursor, PUMP_BATCH).await {
+                    Ok((events, oldest)) => {
+                        if oldest.is_some_and(|oldest| oldest > cursor + 1) && cursor > 0 {
+                            let _ = feed.send(Feed::Resync);
+                        }
+                        let full = events.len() == PUMP_BATCH as usize;
+                        for event in events {
+                            cursor = event.id;
+                            let _ = feed.send(Feed::Event(Published {
+                                id: event.id,
+                                data: Arc::from(event.data_json),
+                            }));
+                        }
+                        if !full {
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        if !self.pool.is_closed() {
+                            tracing::warn!(error = %error, "reading route events failed");
+                        }
+                        break;
+                    }
+                }
+            }
+            // Wait for an event past the cursor (a notification of one already read
+            // is passed over).
+            match listener.as_mut() {
+                Some(connected) => loop {
+                    match tokio::time::timeout(Duration::from_secs(1), connected.try_recv()).await {
+                        Ok(Ok(Some(notification))) => {
+                            if notification
+                                .payload()
+                                .parse::<i64>()
+                                .map_or(true, |id| id > cursor)
+                            {
+                                break;
+                            }
+                        }
+                        // The connection was lost and is made again: read to be sure.
+                        Ok(Ok(None)) | Err(_) => break,
+                        Ok(Err(error)) => {
+                            tracing::warn!(error = %error, "listening for route events failed");
+                            listener = None;
+                            break;
+                        }
+                    }
+                },
+                None => tokio::time::sleep(Duration::from_secs(1)).await,
+            }
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, by this machine's clock: replicas' liveness
+/// is real time, whatever clock the engine runs on.
+fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+/// After a fenced UPDATE changed no row: the row is gone (`NotFound`) or it has
+/// moved past `sent` (`Stale`).
+async fn stale_or_missing(
+    table: Revisioned,
+    conn: &mut PgConnection,
+    id: &str,
+    sent: Revision,
+) -> StoreError {
+    let query = match table {
+        Revisioned::Providers => "SELECT revision FROM providers WHERE id = $1",
+        Revisioned::Profiles => "SELECT revision FROM profiles WHERE id = $1",
+    };
+    match sqlx::query_scalar::<_, i64>(query)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await
+    {
+        Ok(current) => rows::stale_or_missing(table, id, sent, current),
+        Err(error) => error.into(),
+    }
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn schema_version(&self) -> Result<i64, StoreError> {
+        let version: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(version.unwrap_or(0))
+    }
+
+    async fn init_instance(&self, now: Timestamp) -> Result<Timestamp, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO instance (id, created_at_ms) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(now.as_millis())
+        .execute(&mut *tx)
+        .await?;
+        let created_at_ms: i64 =
+            sqlx::query_scalar("SELECT created_at_ms FROM instance WHERE id = 1")
+                .fetch_one(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(Timestamp::from_millis(created_at_ms))
+    }
+
+    async fn close(&self) {
+        // Leave at once: the others need not wait for this replica's heartbeat to
+        // lapse to take over what it leaves.
+        let _ = sqlx::query("DELETE FROM replicas WHERE id = $1")
+            .bind(self.replica.as_ref())
+            .execute(&self.pool)
+            .await;
+        self.pool.close().await;
+    }
+}
+
+/// A database for tests: `SWITCHBACK_TEST_POSTGRES_URL`, or the local
+/// PostgreSQL's `test` database.
+pub fn test_url() -> String {
+    std::env::var("SWITCHBACK_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
+}
+
+/// A new, empty schema in the test database, and a URL whose connections use
+/// it: each test sees its own rows and no other's.
+pub async fn test_schema(prefix: &str) -> Result<(String, String), StoreError> {
+    let base = test_url();
+    let schema = format!(
+        "{prefix}_{}",
+        uuid::Uuid::now_v7()
+            .simple()
+            .to_string()
+            .get(20..)
+            .unwrap_or_default()
+    );
+    let mut conn = <PgConnection as sqlx::Connection>::connect(&base)
+        .await
+        .map_err(|source| StoreError::Open {
+            url: base.clone(),
+            source,
+        })?;
+    // The name is made here of a prefix and hex digits.
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&mut conn)
+        .await?;
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
+    Ok((schema, url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::conformance;
+    use crate::store::{ProfileStore, StoreError};
+
+    async fn open_fresh(replica: &str) -> (PostgresStore, String) {
+        let (_schema, url) = test_schema("switchback_test").await.unwrap();
+        (PostgresStore::open(&url, replica).await.unwrap(), url)
+    }
+
+    #[tokio::test]
+    async fn conformance_on_postgres() {
+        let (store, _url) = open_fresh("a").await;
+        conformance::run_all(&store).await;
+    }
+
+    #[tokio::test]
+    async fn everything_survives_reopening_the_database() {
+        let (store, url) = open_fresh("a").await;
+        let profile = conformance::seed_profile(&store).await;
+        store.close().await;
+        let reopened = PostgresStore::open(&url, "a").await.unwrap();
+        assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
+        assert_eq!(reopened.schema_version().await.unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn concurrent_commits_exactly_one_wins() {
+        let (store, _url) = open_fresh("a").await;
+        conformance::concurrent_commits_exactly_one_wins(&store).await;
+    }
+
+    #[tokio::test]
+    async fn concurrent_commits_keep_their_order() {
+        let (store, _url) = open_fresh("a").await;
+        conformance::concurrent_commits_keep_their_order(&store).await;
+    }
+
+    #[tokio::test]
+    async fn concurrent_updates_exactly_one_wins() {
+        let (store, _url) = open_fresh("a").await;
+        conformance::concurrent_updates_exactly_one_wins(&store).await;
+    }
+
+    #[tokio::test]
+    async fn two_replicas_commit_through_one_fence() {
+        // Two replicas' stores on one database: a route computed from one read is
+        // written by exactly one of them.
+        let (first, url) = open_fresh("a").await;
+        let second = PostgresStore::open(&url, "b").await.unwrap();
+        conformance::concurrent_commits_exactly_one_wins_across(&first, &second).await;
+    }
+
+    #[tokio::test]
+    async fn a_refused_url_says_what_it_expected() {
+        let error = PostgresStore::open("postgres://nobody@127.0.0.1:1/none", "a")
+            .await
+            .unwrap_err();
+        assert!(matches!(error, StoreError::Open { .. }), "{error:?}");
+    }
+}
