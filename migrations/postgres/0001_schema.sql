@@ -166,9 +166,7 @@ CREATE TABLE circuits (
     PRIMARY KEY (provider_id, model)
 );
 
--- Ids are given out under a transaction-scoped advisory lock held to the commit,
--- so they increase in commit order: a reader that has seen id N has seen every
--- event before it, on any replica.
+-- The route event log (its public, commit-ordered ids: see 0002).
 CREATE TABLE route_events (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     task_id TEXT NOT NULL,

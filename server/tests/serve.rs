@@ -1,22 +1,27 @@
 //! The real binary: it starts on an empty directory, answers `/healthz`, and
 //! stops cleanly on SIGTERM.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn get(address: &str, path: &str) -> String {
-    let mut stream = TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+use common::{get, get_text, request};
+
+/// Start `switchback serve` on the SQLite file `database`, in its (otherwise
+/// empty) directory.
+fn start_server(
+    database: &std::path::Path,
+) -> (String, std::process::Child, mpsc::Receiver<String>) {
+    let url = format!("sqlite://{}", database.display());
+    common::start(
+        database.parent().unwrap(),
+        &[],
+        &[("SWITCHBACK_DATABASE_URL", &url)],
     )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
 }
 
 #[test]
@@ -29,6 +34,9 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
     let health = get(&address, "/healthz");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     assert!(health.contains(r#""status":"ok""#), "{health}");
+    assert!(health.contains(r#""database":"sqlite""#), "{health}");
+    assert!(health.contains(r#""scheduler":"running""#), "{health}");
+    assert!(!health.contains("replica"), "{health}");
     assert!(database.exists(), "the database file was created");
 
     let status = Command::new("kill")
@@ -220,67 +228,6 @@ fn classify_reads_lines_and_answers_each_in_order() {
     assert_eq!(lines[2]["code"], "network");
 }
 
-/// A request with an optional JSON body; the answer's status and body.
-fn request(
-    address: &str,
-    method: &str,
-    path: &str,
-    body: Option<&serde_json::Value>,
-) -> (u16, serde_json::Value) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    let body = body.map(|body| body.to_string()).unwrap_or_default();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response[9..12].parse().unwrap();
-    let (_, rest) = response.split_once("\r\n\r\n").unwrap();
-    // The body may come chunked: take the JSON between the first '{' and the last '}'.
-    let json = match (rest.find('{'), rest.rfind('}')) {
-        (Some(start), Some(end)) => serde_json::from_str(&rest[start..=end]).unwrap(),
-        _ => serde_json::Value::Null,
-    };
-    (status, json)
-}
-
-/// Start `switchback serve` on `database`, in the database's (otherwise empty)
-/// directory: its address, the child, and the lines it logs.
-fn start_server(
-    database: &std::path::Path,
-) -> (String, std::process::Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env(
-            "SWITCHBACK_DATABASE_URL",
-            format!("sqlite://{}", database.display()),
-        )
-        .env("NO_COLOR", "1")
-        .current_dir(database.parent().unwrap())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines_tx, lines_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    let address = loop {
-        let line = lines_rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("a listening line");
-        if let Some(url) = line.split("listening on http://").nth(1) {
-            break url.trim().to_string();
-        }
-    };
-    (address, child, lines_rx)
-}
-
 /// Poll a task until its route is in `state` (the engine acts at once; this only
 /// waits for it to be seen).
 fn until_state(address: &str, id: &str, state: &str) -> serde_json::Value {
@@ -396,11 +343,6 @@ fn a_killed_server_restarts_with_its_routes_reconciled() {
         .args(["-TERM", &child.id().to_string()])
         .status();
     let _ = child.wait();
-}
-
-fn get_text(address: &str, path: &str) -> (u16, String) {
-    let response = get(address, path);
-    (response[9..12].parse().unwrap(), response)
 }
 
 /// A page watching live events does not keep the server from stopping.

@@ -111,6 +111,9 @@ struct Inner {
     snapshots: Mutex<HashMap<TaskId, Arc<Task>>>,
     /// Set once the server is stopping: no new attempt starts, event streams end.
     stopping: tokio::sync::watch::Sender<bool>,
+    /// Whether the scheduler's thread runs (false before the start, and if it
+    /// ever ends).
+    scheduling: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The route engine: cheap to clone.
@@ -159,6 +162,7 @@ impl Engine {
                 permits: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
                 snapshots: Mutex::new(HashMap::new()),
                 stopping: tokio::sync::watch::Sender::new(false),
+                scheduling: Arc::default(),
             }),
         }
     }
@@ -196,9 +200,21 @@ impl Engine {
             .enable_all()
             .build()
             .map_err(|error| StoreError::Write(format!("cannot start the scheduler: {error}")))?;
+        /// Says the scheduler stopped, however its thread ends.
+        struct Running(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Running {
+            fn drop(&mut self) {
+                self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        self.inner
+            .scheduling
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let running = Running(self.inner.scheduling.clone());
         std::thread::Builder::new()
             .name("switchback-scheduler".to_owned())
             .spawn(move || {
+                let _running = running;
                 runtime.block_on(async move {
                     tokio::select! {
                         () = engine.run_scheduler() => {}
@@ -213,6 +229,13 @@ impl Engine {
             std::future::pending::<()>().await;
         });
         Ok(())
+    }
+
+    /// Whether the scheduler runs (it was started and has not ended).
+    pub fn is_scheduling(&self) -> bool {
+        self.inner
+            .scheduling
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The live events of committed transitions.

@@ -229,7 +229,9 @@ pub trait TaskStore: Send + Sync {
 
     /// Write a transition in one transaction: the route if it is still at
     /// `expected_generation` (else `StaleGeneration`, nothing written), and with it
-    /// the attempt, turn and circuit changes and the event. Answers the event's id.
+    /// the attempt, turn and circuit changes and the event. Answers the event row's
+    /// id (on SQLite its id in the log; PostgreSQL gives the log's ids, in commit
+    /// order, just after the commit, and every read of the log sees them).
     async fn commit(
         &self,
         expected_generation: i64,
@@ -296,7 +298,8 @@ pub trait TaskStore: Send + Sync {
     /// attempt survives a restart).
     async fn release_probes(&self) -> Result<(), StoreError>;
 
-    /// Route events after `after_id`, oldest first, and the oldest id still kept.
+    /// Route events after `after_id`, oldest first, and the oldest id still kept:
+    /// every event committed before the call.
     async fn events_after(
         &self,
         after_id: i64,
@@ -321,4 +324,12 @@ pub trait Store: ProviderStore + ProfileStore + TaskStore + Send + Sync + 'stati
 
     /// Close every connection (on shutdown).
     async fn close(&self);
+
+    /// Which driver this is: `sqlite` or `postgres`.
+    fn driver(&self) -> &'static str;
+
+    /// This replica's name, on a database replicas share.
+    fn replica(&self) -> Option<&str> {
+        None
+    }
 }

@@ -208,3 +208,52 @@ async fn a_retry_delayed_by_a_circuit_keeps_its_ordinal() {
     let ordinals: Vec<Option<u32>> = view.attempts.iter().map(|a| a.ordinal).collect();
     assert_eq!(ordinals, [None, Some(1)]);
 }
+
+/// Two replicas on one PostgreSQL database: a circuit one opens holds the routes of
+/// the other without sending, and at half-open exactly one route, on either
+/// replica, probes; the rest follow its result.
+#[tokio::test]
+async fn a_circuit_opened_on_one_replica_holds_the_other_and_one_route_probes() {
+    let (_schema, url) = server::store::test_schema("switchback_circuits")
+        .await
+        .unwrap();
+    let a = Harness::replica(&url, "a").await;
+    let b = Harness::replica(&url, "b").await;
+    let mock = MockProvider::start().await;
+    let provider = a
+        .provider(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()}))
+        .await;
+    let profile = a.profile(&[(&provider, "m", defaults())]).await;
+
+    mock.push(rate_limited(10));
+    let first = a.task(&profile).await;
+    a.wait(&first.id, RouteState::WaitingForReset).await;
+    let mut ids = vec![first.id.clone()];
+    for _ in 0..3 {
+        let task = b.task(&profile).await;
+        let waiting = b.wait(&task.id, RouteState::WaitingForReset).await;
+        assert!(waiting.circuit_wait, "held by the circuit replica A opened");
+        assert_eq!(waiting.deadline.map(|d| d.as_millis()), Some(T0 + 10_000));
+        ids.push(task.id);
+    }
+    assert_eq!(mock.hits(), 1, "nothing sent while the circuit is open");
+
+    // Half-open on both replicas: one probe is answered, and the rest follow.
+    a.advance_ms(10_000);
+    b.advance_ms(10_000);
+    for id in &ids {
+        a.wait(id, RouteState::Completed).await;
+    }
+    assert_eq!(mock.hits(), 1 + ids.len());
+    let mut probes = 0;
+    for id in &ids {
+        probes += a
+            .view(id)
+            .await
+            .attempts
+            .iter()
+            .filter(|attempt| attempt.probe)
+            .count();
+    }
+    assert_eq!(probes, 1, "exactly one probe across the replicas");
+}

@@ -17,7 +17,7 @@ use server::engine::{Engine, EngineSettings, Feed, ProviderCaller};
 use server::error::AppError;
 use server::secrets::FixedSecrets;
 use server::services::Services;
-use server::store::{SqliteStore, Store};
+use server::store::Store;
 use tokio::sync::broadcast;
 
 /// The manual clock's start: 2026-12-01T04:00:00Z.
@@ -60,8 +60,18 @@ impl Harness {
         Self::engine(url, now_ms, false).await
     }
 
+    /// A started engine, the replica `replica`, on the shared database at `url`
+    /// (PostgreSQL), its clock at [`T0`].
+    pub async fn replica(url: &str, replica: &str) -> Self {
+        Self::engine_as(url, replica, T0, true).await
+    }
+
     async fn engine(url: &str, now_ms: i64, start: bool) -> Self {
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(url).await.unwrap());
+        Self::engine_as(url, "a", now_ms, start).await
+    }
+
+    async fn engine_as(url: &str, replica: &str, now_ms: i64, start: bool) -> Self {
+        let store: Arc<dyn Store> = server::store::open(url, replica).await.unwrap();
         let clock = Arc::new(ManualClock::at_millis(now_ms));
         let engine = Engine::new(
             store.clone(),

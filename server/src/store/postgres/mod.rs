@@ -23,7 +23,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgConnection, PgPool};
 
 use super::rows::{self, Revisioned};
-use super::{Store, StoreError, TaskStore};
+use super::{Store, StoreError};
 use crate::domain::{Feed, FeedSender, Published};
 
 /// The PostgreSQL migrations, embedded in the binary.
@@ -82,7 +82,7 @@ impl PostgresStore {
                 source,
             })?;
         MIGRATOR.run(&pool).await?;
-        let opened_at_event: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM route_events")
+        let opened_at_event: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM route_events")
             .fetch_one(&pool)
             .await?;
         let store = Self {
@@ -108,11 +108,6 @@ impl PostgresStore {
         Ok(store)
     }
 
-    /// This replica's id.
-    pub fn replica(&self) -> &str {
-        &self.replica
-    }
-
     /// Say this replica is alive.
     async fn heartbeat(&self) -> Result<(), StoreError> {
         let now_ms = wall_clock_ms();
@@ -133,9 +128,10 @@ impl PostgresStore {
     }
 
     /// Publish the event log to `feed`, in id order, from every replica: woken by
-    /// each commit's notification (and every second in case one was lost, or the
-    /// listener reconnected). Events pruned before this replica read them are a
-    /// `Resync`.
+    /// each commit's notification (it sequences what committed, see
+    /// `PostgresStore::sequence`) and each sequenced batch's (it reads them), and
+    /// every second in case one was lost or the listener reconnected. Events
+    /// pruned before this replica read them are a `Resync`.
     fn start_pump(&self, feed: FeedSender) {
         if self.pumping.set(()).is_err() {
             return;
@@ -147,75 +143,137 @@ impl PostgresStore {
     async fn pump(self, feed: FeedSender) {
         let mut cursor = self.opened_at_event;
         let mut listener: Option<sqlx::postgres::PgListener> = None;
+        let mut wake = Wake::everything();
         while !self.pool.is_closed() {
             if listener.is_none() {
                 match sqlx::postgres::PgListener::connect_with(&self.pool).await {
-                    Ok(mut connected) => match connected.listen(tasks::CHANNEL).await {
-                        Ok(()) => listener = Some(connected),
-                        Err(error) => {
-                            tracing::warn!(error = %error, "listening for route events failed")
+                    Ok(mut connected) => {
+                        match connected
+                            .listen_all([tasks::COMMITTED, tasks::SEQUENCED])
+                            .await
+                        {
+                            Ok(()) => listener = Some(connected),
+                            Err(error) => {
+                                tracing::warn!(error = %error, "listening for route events failed");
+                            }
                         }
-                    },
+                    }
                     Err(error) => {
-                        tracing::warn!(error = %error, "listening for route events failed")
+                        tracing::warn!(error = %error, "listening for route events failed");
                     }
                 }
             }
-            // Read what was committed after the cursor, to the end.
-            loop {
-                match self.events_after(cursor, PUMP_BATCH).await {
-                    Ok((events, oldest)) => {
-                        if oldest.is_some_and(|oldest| oldest > cursor + 1) && cursor > 0 {
-                            let _ = feed.send(Feed::Resync);
-                        }
-                        let full = events.len() == PUMP_BATCH as usize;
-                        for event in events {
-                            cursor = event.id;
-                            let _ = feed.send(Feed::Event(Published {
-                                id: event.id,
-                                data: Arc::from(event.data_json),
-                            }));
-                        }
-                        if !full {
+            if wake.sequence {
+                // Sequence what committed (all of it, batch after batch).
+                loop {
+                    match self.sequence().await {
+                        Ok(count) if count >= tasks::SEQUENCE_BATCH => {}
+                        Ok(_) => break,
+                        Err(error) => {
+                            if !self.pool.is_closed() {
+                                tracing::warn!(error = %error, "sequencing route events failed");
+                            }
                             break;
                         }
                     }
-                    Err(error) => {
-                        if !self.pool.is_closed() {
-                            tracing::warn!(error = %error, "reading route events failed");
-                        }
-                        break;
-                    }
                 }
             }
-            // Wait for an event past the cursor (a notification of one already read
-            // is passed over).
+            if wake.sequence || wake.read {
+                cursor = self.publish_after(cursor, &feed).await;
+            }
+            wake = Wake::default();
+            // Wait for the next notification; then, after a moment for more to
+            // come, take every one already here: one look serves them all.
             match listener.as_mut() {
-                Some(connected) => loop {
+                Some(connected) => {
                     match tokio::time::timeout(Duration::from_secs(1), connected.try_recv()).await {
-                        Ok(Ok(Some(notification))) => {
-                            if notification
-                                .payload()
-                                .parse::<i64>()
-                                .map_or(true, |id| id > cursor)
-                            {
-                                break;
+                        Ok(Ok(Some(first))) => {
+                            tokio::time::sleep(GATHER).await;
+                            let mut heard = Some(first);
+                            while let Some(notification) = heard {
+                                if notification.channel() == tasks::COMMITTED {
+                                    wake.sequence = true;
+                                } else if notification
+                                    .payload()
+                                    .parse::<i64>()
+                                    .map_or(true, |last| last > cursor)
+                                {
+                                    wake.read = true;
+                                }
+                                heard = connected.next_buffered();
                             }
                         }
-                        // The connection was lost and is made again: read to be sure.
-                        Ok(Ok(None)) | Err(_) => break,
+                        // A second without news, or the connection lost and made
+                        // again (what it carried is lost): look, to be sure.
+                        Ok(Ok(None)) | Err(_) => wake = Wake::everything(),
                         Ok(Err(error)) => {
                             tracing::warn!(error = %error, "listening for route events failed");
                             listener = None;
-                            break;
+                            wake = Wake::everything();
                         }
                     }
-                },
-                None => tokio::time::sleep(Duration::from_secs(1)).await,
+                }
+                None => {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    wake = Wake::everything();
+                }
+            }
+        }
+    }
+
+    /// Publish the sequenced events after `cursor`, in id order, to the end;
+    /// answers the new cursor. Events pruned before they were read are a `Resync`.
+    async fn publish_after(&self, mut cursor: i64, feed: &FeedSender) -> i64 {
+        loop {
+            match self.read_log(cursor, PUMP_BATCH, false).await {
+                Ok((events, oldest)) => {
+                    if oldest.is_some_and(|oldest| oldest > cursor + 1) && cursor > 0 {
+                        let _ = feed.send(Feed::Resync);
+                    }
+                    let full = events.len() == PUMP_BATCH as usize;
+                    for event in events {
+                        cursor = event.id;
+                        let _ = feed.send(Feed::Event(Published {
+                            id: event.id,
+                            data: Arc::from(event.data_json),
+                        }));
+                    }
+                    if !full {
+                        return cursor;
+                    }
+                }
+                Err(error) => {
+                    if !self.pool.is_closed() {
+                        tracing::warn!(error = %error, "reading route events failed");
+                    }
+                    return cursor;
+                }
             }
         }
     }
 }
+
+/// What the feed's pump was woken for.
+#[derive(Debug, Default, Clone, Copy)]
+struct Wake {
+    /// Events committed: give them their ids.
+    sequence: bool,
+    /// Events were given ids past the cursor: read them.
+    read: bool,
+}
+
+impl Wake {
+    fn everything() -> Self {
+        Self {
+            sequence: true,
+            read: true,
+        }
+    }
+}
+
+/// How long the pump lets notifications gather before it acts on them: under
+/// load, one sequencing and one read serve many commits.
+const GATHER: Duration = Duration::from_millis(5);
 
 /// Milliseconds since the Unix epoch, by this machine's clock: replicas' liveness
 /// is real time, whatever clock the engine runs on.
@@ -275,6 +333,14 @@ impl Store for PostgresStore {
         Ok(Timestamp::from_millis(created_at_ms))
     }
 
+    fn driver(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn replica(&self) -> Option<&str> {
+        Some(&self.replica)
+    }
+
     async fn close(&self) {
         // Leave at once: the others need not wait for this replica's heartbeat to
         // lapse to take over what it leaves.
@@ -287,10 +353,11 @@ impl Store for PostgresStore {
 }
 
 /// A database for tests: `SWITCHBACK_TEST_POSTGRES_URL`, or the local
-/// PostgreSQL's `test` database.
+/// PostgreSQL's `test` database over loopback TCP without TLS (TLS on loopback
+/// only costs CPU on both ends).
 pub fn test_url() -> String {
     std::env::var("SWITCHBACK_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
+        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test?sslmode=disable".to_owned())
 }
 
 /// A new, empty schema in the test database, and a URL whose connections use
@@ -344,7 +411,7 @@ mod tests {
         store.close().await;
         let reopened = PostgresStore::open(&url, "a").await.unwrap();
         assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
-        assert_eq!(reopened.schema_version().await.unwrap(), 1);
+        assert_eq!(reopened.schema_version().await.unwrap(), 2);
     }
 
     #[tokio::test]

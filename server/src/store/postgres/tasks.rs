@@ -6,9 +6,9 @@
 //! (`WHERE task_id = $1 AND generation = $2`), so of two replicas computing from
 //! one read exactly one writes. Zero rows is a typed `StaleGeneration` carrying
 //! the route as it is now, and nothing else is written. The transaction ends by
-//! taking the event log's lock, inserting the route's event and notifying the
-//! replicas; the lock is held to the commit, so event ids increase in commit
-//! order and a replica that has read id N has read every event before it.
+//! inserting the route's event and notifying the replicas; the event's public id
+//! is given after the commit, in commit order, by the sequencer
+//! ([`PostgresStore::sequence`]).
 
 use api::{AttemptId, ProviderId, TaskCursor, TaskId};
 use async_trait::async_trait;
@@ -17,8 +17,8 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 use super::PostgresStore;
 use crate::domain::{
-    Attempt, AttemptEnd, Circuit, CircuitChange, CircuitKey, FeedSender, Progress, RouteCommit,
-    RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite, Turn,
+    AttemptEnd, Circuit, CircuitChange, CircuitKey, FeedSender, Progress, RouteCommit, RouteRecord,
+    StoredEvent, Task, TaskDetail, TaskListing, TaskWrite, Turn,
 };
 use crate::store::rows::{
     AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow, not_found,
@@ -26,16 +26,39 @@ use crate::store::rows::{
 };
 use crate::store::{StoreError, TaskStore};
 
-/// The channel a committed event's id is announced on.
-pub(super) const CHANNEL: &str = "switchback_route_events";
+/// The channel a committed event is announced on, to be sequenced.
+pub(super) const COMMITTED: &str = "switchback_route_events_committed";
+
+/// The channel a sequenced batch's last id is announced on, to be read.
+pub(super) const SEQUENCED: &str = "switchback_route_events_sequenced";
 
 /// The advisory lock that orders the event log (any constant the schema owns).
 const EVENT_LOCK: i64 = 0x5357_4954_4348;
+
+/// Events sequenced at once, at most.
+pub(super) const SEQUENCE_BATCH: u64 = 4_096;
 
 /// The states an unfinished task's route can be in, for `concat!`.
 macro_rules! unfinished {
     () => {
         "('queued', 'running', 'retry_wait', 'waiting_for_reset', 'retrying', 'held')"
+    };
+}
+
+/// The deadlines a replica fires (given the parameters of its name and of the
+/// oldest live heartbeat), for `concat!`: those of the routes it owns (it committed their last
+/// transition, so it armed the deadline) and of routes no live replica owns. Of
+/// two replicas, one fires each deadline; a route whose replica went away is
+/// fired by whichever comes first, and the generation fence lets one commit.
+macro_rules! fired_here {
+    ($replica:literal, $live_since:literal) => {
+        concat!(
+            "(owner = ",
+            $replica,
+            " OR owner IS NULL OR owner NOT IN (SELECT id FROM replicas WHERE heartbeat_at_ms >= ",
+            $live_since,
+            "))"
+        )
     };
 }
 
@@ -172,32 +195,25 @@ fn bind_route<'q>(
         .bind(record.updated_at.as_millis())
 }
 
-/// The route's event, last in its transaction: under the log's lock (held to the
-/// commit, so ids follow commit order), announced to every replica at the commit.
+/// The route's event, last in its transaction, announced to every replica at the
+/// commit (to be sequenced: its public id comes after).
 async fn insert_event(
     conn: &mut PgConnection,
     task_id: &str,
     data_json: &str,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(EVENT_LOCK)
-        .execute(&mut *conn)
-        .await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO route_events (task_id, data_json, created_at_ms) VALUES ($1, $2, $3) \
-         RETURNING id",
+        "WITH event AS (INSERT INTO route_events (task_id, data_json, created_at_ms) \
+         VALUES ($1, $2, $3) RETURNING id) \
+         SELECT id FROM event, LATERAL pg_notify($4, '')",
     )
     .bind(task_id)
     .bind(data_json)
     .bind(now_ms)
+    .bind(COMMITTED)
     .fetch_one(&mut *conn)
     .await?;
-    sqlx::query("SELECT pg_notify($1, $2)")
-        .bind(CHANNEL)
-        .bind(id.to_string())
-        .execute(&mut *conn)
-        .await?;
     Ok(id)
 }
 
@@ -213,32 +229,6 @@ async fn insert_turn(
     .bind(i64::from(turn.number))
     .bind(&turn.prompt)
     .bind(turn.created_at.as_millis())
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-async fn insert_attempt(conn: &mut PgConnection, attempt: &Attempt) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO attempts (id, task_id, seq, turn, generation, candidate_index, \
-         candidate_id, provider_id, model, ordinal, max_tokens, probe, after_circuit_wait, \
-         started_at_ms) \
-         VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE task_id = $2), \
-         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-    )
-    .bind(attempt.id.as_str())
-    .bind(attempt.task_id.as_str())
-    .bind(i64::from(attempt.turn))
-    .bind(attempt.generation)
-    .bind(i64::try_from(attempt.candidate_index).unwrap_or(i64::MAX))
-    .bind(attempt.candidate_id.as_str())
-    .bind(attempt.provider_id.as_str())
-    .bind(&attempt.model)
-    .bind(attempt.ordinal.map(i64::from))
-    .bind(i64::from(attempt.max_tokens))
-    .bind(attempt.probe)
-    .bind(attempt.after_circuit_wait)
-    .bind(attempt.started_at.as_millis())
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -273,110 +263,298 @@ async fn finish_attempt(
     Ok(())
 }
 
-async fn change_circuit(
-    conn: &mut PgConnection,
-    change: &CircuitChange,
-    now_ms: i64,
-) -> Result<(), StoreError> {
-    match change {
-        CircuitChange::Open {
-            key,
-            code,
-            until_ms,
-        } => sqlx::query(
-            "INSERT INTO circuits (provider_id, model, code, class, until_ms, probe_task_id, \
-             opened_at_ms) VALUES ($1, $2, $3, $4, $5, NULL, $6) \
-             ON CONFLICT (provider_id, model) DO UPDATE SET code = excluded.code, \
-             class = excluded.class, until_ms = GREATEST(circuits.until_ms, excluded.until_ms), \
-             probe_task_id = NULL",
-        )
-        .bind(key.provider_id.as_str())
-        .bind(key.model.as_deref().unwrap_or(""))
-        .bind(code.as_str())
-        .bind(code.class().as_str())
-        .bind(until_ms)
-        .bind(now_ms),
-        CircuitChange::Close { provider_id, model } => {
-            sqlx::query("DELETE FROM circuits WHERE provider_id = $1 AND model IN ('', $2)")
-                .bind(provider_id.as_str())
-                .bind(model)
-        }
-        CircuitChange::Release { provider_id, model } => sqlx::query(
-            "DELETE FROM circuits WHERE provider_id = $1 AND model IN ('', $2) AND until_ms <= $3",
-        )
-        .bind(provider_id.as_str())
-        .bind(model)
-        .bind(now_ms),
-    }
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
 impl PostgresStore {
+    /// Give every committed event not yet sequenced its public id, in one
+    /// transaction holding the log's lock to its commit (so batches, and the ids in
+    /// them, follow one another in commit order), and announce the batch. Answers
+    /// how many it sequenced. Any replica may run it at any time: a second run
+    /// waits for the first, then finds what committed since.
+    pub(super) async fn sequence(&self) -> Result<u64, StoreError> {
+        // Most often another replica sequenced them already: one look, no lock.
+        let pending: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM route_events WHERE seq IS NULL)")
+                .fetch_one(&self.pool)
+                .await?;
+        if !pending {
+            return Ok(0);
+        }
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(EVENT_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        let count: Option<i64> = sqlx::query_scalar(
+            "WITH pending AS (SELECT id FROM route_events WHERE seq IS NULL ORDER BY id LIMIT $1), \
+             numbered AS (SELECT id, nextval('route_event_seq') AS seq FROM pending), \
+             sequenced AS (UPDATE route_events SET seq = numbered.seq FROM numbered \
+             WHERE route_events.id = numbered.id RETURNING route_events.seq), \
+             batch AS (SELECT COUNT(*) AS count, MAX(seq) AS last FROM sequenced \
+             HAVING COUNT(*) > 0) \
+             SELECT count FROM batch, LATERAL pg_notify($2, last::text)",
+        )
+        .bind(SEQUENCE_BATCH.cast_signed())
+        .bind(SEQUENCED)
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(count.map_or(0, i64::unsigned_abs))
+    }
+
+    /// The sequenced events after `after_id`, oldest first, and the oldest id kept
+    /// (or, unless `exact_oldest`, the first one read when it follows `after_id`:
+    /// enough to tell that nothing was pruned between).
+    pub(super) async fn read_log(
+        &self,
+        after_id: i64,
+        limit: u32,
+        exact_oldest: bool,
+    ) -> Result<(Vec<StoredEvent>, Option<i64>), StoreError> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT seq, data_json FROM route_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        // When the next id follows on, nothing between was pruned: unless asked
+        // for the oldest kept, the first is as good.
+        let oldest = match rows.first() {
+            Some((first, _)) if !exact_oldest && *first == after_id + 1 => Some(*first),
+            _ => {
+                sqlx::query_scalar("SELECT MIN(seq) FROM route_events")
+                    .fetch_one(&self.pool)
+                    .await?
+            }
+        };
+        Ok((
+            rows.into_iter()
+                .map(|(id, data_json)| StoredEvent { id, data_json })
+                .collect(),
+            oldest,
+        ))
+    }
+
     /// A transition, if the route is still at `expected` (else `None`, nothing
     /// written): the route (owned by this replica from now on), its attempt, turn
-    /// and circuit changes, and its event.
+    /// and circuit changes, and its event, as one statement (data-modifying
+    /// common table expressions, each gated on the fenced UPDATE having matched):
+    /// atomic without a transaction, and one round trip.
     async fn write_commit(
         &self,
-        conn: &mut PgConnection,
         expected: i64,
         commit: &RouteCommit,
     ) -> Result<Option<i64>, StoreError> {
         let record = &commit.route;
+        let route = &record.route;
+        let failure = record.failure.as_ref();
         let task_id = record.task_id.as_str();
-        let updated = bind_route(
-            sqlx::query(
-                "UPDATE routes SET state = $1, generation = $2, candidate_index = $3, cause = $4, \
-                 deadline_ms = $5, retry_ordinal = $6, decision_json = $7, class = $8, code = $9, \
-                 catalogue = $10, safe_cause = $11, pending_outcome = $12, circuit_wait = $13, \
-                 through_circuit = $14, circuit_waited = $15, new_episode = $16, \
-                 episode_json = $17, turn = $18, escalations = $19, max_tokens = $20, \
-                 updated_at_ms = $21, owner = $22 WHERE task_id = $23 AND generation = $24",
-            ),
-            record,
-        )
-        .bind(self.replica.as_ref())
-        .bind(task_id)
-        .bind(expected)
-        .execute(&mut *conn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(None);
-        }
         let now_ms = record.updated_at.as_millis();
+        let mut query =
+            QueryBuilder::<Postgres>::new("WITH updated AS (UPDATE routes SET state = ");
+        query
+            .push_bind(route.state.as_str())
+            .push(", generation = ")
+            .push_bind(route.generation)
+            .push(", candidate_index = ")
+            .push_bind(i64::try_from(route.candidate).unwrap_or(i64::MAX))
+            .push(", cause = ")
+            .push_bind(route.cause.map(policy::route::RouteCause::as_str))
+            .push(", deadline_ms = ")
+            .push_bind(route.deadline_ms)
+            .push(", retry_ordinal = ")
+            .push_bind(route.retry_ordinal.map(i64::from))
+            .push(", decision_json = ")
+            .push_bind(route.decision.as_ref().map(to_json))
+            .push(", class = ")
+            .push_bind(failure.map(|failure| failure.class.as_str()))
+            .push(", code = ")
+            .push_bind(failure.map(|failure| failure.code.as_str()))
+            .push(", catalogue = ")
+            .push_bind(failure.map(|failure| failure.catalogue.clone()))
+            .push(", safe_cause = ")
+            .push_bind(failure.map(|failure| failure.safe_cause.clone()))
+            .push(", pending_outcome = ")
+            .push_bind(record.pending_outcome.map(|outcome| outcome.as_str()))
+            .push(", circuit_wait = ")
+            .push_bind(route.circuit_wait)
+            .push(", through_circuit = ")
+            .push_bind(route.through_circuit)
+            .push(", circuit_waited = ")
+            .push_bind(route.circuit_waited)
+            .push(", new_episode = ")
+            .push_bind(route.new_episode)
+            .push(", episode_json = ")
+            .push_bind(to_json(&record.episode))
+            .push(", turn = ")
+            .push_bind(i64::from(record.turn))
+            .push(", escalations = ")
+            .push_bind(i64::from(record.escalations))
+            .push(", max_tokens = ")
+            .push_bind(record.max_tokens.map(i64::from))
+            .push(", updated_at_ms = ")
+            .push_bind(now_ms)
+            .push(", owner = ")
+            .push_bind(self.replica.to_string())
+            .push(" WHERE task_id = ")
+            .push_bind(task_id.to_owned())
+            .push(" AND generation = ")
+            .push_bind(expected)
+            .push(" RETURNING task_id)");
         if let Some(attempt) = &commit.start_attempt {
-            insert_attempt(conn, attempt).await?;
+            query
+                .push(
+                    ", started AS (INSERT INTO attempts (id, task_id, seq, turn, generation, \
+                     candidate_index, candidate_id, provider_id, model, ordinal, max_tokens, probe, \
+                     after_circuit_wait, started_at_ms) SELECT ",
+                )
+                .push_bind(attempt.id.as_str().to_owned())
+                .push(", task_id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE task_id = updated.task_id), ")
+                .push_bind(i64::from(attempt.turn))
+                .push(", ")
+                .push_bind(attempt.generation)
+                .push(", ")
+                .push_bind(i64::try_from(attempt.candidate_index).unwrap_or(i64::MAX))
+                .push(", ")
+                .push_bind(attempt.candidate_id.as_str().to_owned())
+                .push(", ")
+                .push_bind(attempt.provider_id.as_str().to_owned())
+                .push(", ")
+                .push_bind(attempt.model.clone())
+                .push(", ")
+                .push_bind(attempt.ordinal.map(i64::from))
+                .push(", ")
+                .push_bind(i64::from(attempt.max_tokens))
+                .push(", ")
+                .push_bind(attempt.probe)
+                .push(", ")
+                .push_bind(attempt.after_circuit_wait)
+                .push(", ")
+                .push_bind(attempt.started_at.as_millis())
+                .push(" FROM updated)");
         }
         if let Some((id, end)) = &commit.finish_attempt {
-            finish_attempt(conn, id.as_str(), end).await?;
+            let verdict = end.verdict.as_ref();
+            query
+                .push(", finished AS (UPDATE attempts SET finished_at_ms = ")
+                .push_bind(end.finished_at.as_millis())
+                .push(", outcome = ")
+                .push_bind(end.outcome.as_str())
+                .push(", class = ")
+                .push_bind(verdict.map(|verdict| verdict.class.as_str()))
+                .push(", code = ")
+                .push_bind(verdict.map(|verdict| verdict.code.as_str()))
+                .push(", confidence = ")
+                .push_bind(verdict.map(|verdict| verdict.confidence.as_str()))
+                .push(", catalogue = ")
+                .push_bind(verdict.map(|verdict| verdict.catalogue.clone()))
+                .push(", rule = ")
+                .push_bind(verdict.map(|verdict| verdict.rule.clone()))
+                .push(", safe_cause = ")
+                .push_bind(verdict.map(|verdict| verdict.safe_cause.clone()))
+                .push(", reset_at_ms = ")
+                .push_bind(verdict.and_then(|verdict| verdict.reset_at_ms))
+                .push(", decision_json = ")
+                .push_bind(end.decision.as_ref().map(to_json))
+                .push(", evidence_json = ")
+                .push_bind(end.evidence.as_ref().map(to_json))
+                .push(" WHERE id = ")
+                .push_bind(id.as_str().to_owned())
+                .push(" AND finished_at_ms IS NULL AND EXISTS (SELECT 1 FROM updated))");
         }
         if let Some((number, answer, truncated, producer)) = &commit.complete_turn {
-            sqlx::query(
-                "UPDATE turns SET answer = $1, truncated = $2, candidate_index = $3, \
-                 candidate_id = $4, model = $5, completed_at_ms = $6 \
-                 WHERE task_id = $7 AND number = $8 AND answer IS NULL",
-            )
-            .bind(answer)
-            .bind(truncated)
-            .bind(i64::try_from(producer.candidate_index).unwrap_or(i64::MAX))
-            .bind(producer.candidate_id.as_str())
-            .bind(&producer.model)
-            .bind(now_ms)
-            .bind(task_id)
-            .bind(i64::from(*number))
-            .execute(&mut *conn)
-            .await?;
+            query
+                .push(", completed AS (UPDATE turns SET answer = ")
+                .push_bind(answer.clone())
+                .push(", truncated = ")
+                .push_bind(*truncated)
+                .push(", candidate_index = ")
+                .push_bind(i64::try_from(producer.candidate_index).unwrap_or(i64::MAX))
+                .push(", candidate_id = ")
+                .push_bind(producer.candidate_id.as_str().to_owned())
+                .push(", model = ")
+                .push_bind(producer.model.clone())
+                .push(", completed_at_ms = ")
+                .push_bind(now_ms)
+                .push(" WHERE task_id = ")
+                .push_bind(task_id.to_owned())
+                .push(" AND number = ")
+                .push_bind(i64::from(*number))
+                .push(" AND answer IS NULL AND EXISTS (SELECT 1 FROM updated))");
         }
         if let Some(turn) = &commit.new_turn {
-            insert_turn(conn, task_id, turn).await?;
+            query
+                .push(", new_turn AS (INSERT INTO turns (task_id, number, prompt, created_at_ms) SELECT task_id, ")
+                .push_bind(i64::from(turn.number))
+                .push(", ")
+                .push_bind(turn.prompt.clone())
+                .push(", ")
+                .push_bind(turn.created_at.as_millis())
+                .push(" FROM updated)");
         }
-        if let Some(change) = &commit.circuit {
-            change_circuit(conn, change, now_ms).await?;
+        match &commit.circuit {
+            Some(CircuitChange::Open {
+                key,
+                code,
+                until_ms,
+            }) => {
+                query
+                    .push(
+                        ", circuit AS (INSERT INTO circuits (provider_id, model, code, class, \
+                         until_ms, probe_task_id, opened_at_ms) SELECT ",
+                    )
+                    .push_bind(key.provider_id.as_str().to_owned())
+                    .push(", ")
+                    .push_bind(key.model.clone().unwrap_or_default())
+                    .push(", ")
+                    .push_bind(code.as_str())
+                    .push(", ")
+                    .push_bind(code.class().as_str())
+                    .push(", ")
+                    .push_bind(*until_ms)
+                    .push(", NULL, ")
+                    .push_bind(now_ms)
+                    .push(
+                        " FROM updated ON CONFLICT (provider_id, model) DO UPDATE SET \
+                         code = excluded.code, class = excluded.class, \
+                         until_ms = GREATEST(circuits.until_ms, excluded.until_ms), \
+                         probe_task_id = NULL)",
+                    );
+            }
+            Some(CircuitChange::Close { provider_id, model }) => {
+                query
+                    .push(", circuit AS (DELETE FROM circuits WHERE provider_id = ")
+                    .push_bind(provider_id.as_str().to_owned())
+                    .push(" AND model IN ('', ")
+                    .push_bind(model.clone())
+                    .push(") AND EXISTS (SELECT 1 FROM updated))");
+            }
+            Some(CircuitChange::Release { provider_id, model }) => {
+                query
+                    .push(", circuit AS (DELETE FROM circuits WHERE provider_id = ")
+                    .push_bind(provider_id.as_str().to_owned())
+                    .push(" AND model IN ('', ")
+                    .push_bind(model.clone())
+                    .push(") AND until_ms <= ")
+                    .push_bind(now_ms)
+                    .push(" AND EXISTS (SELECT 1 FROM updated))");
+            }
+            None => {}
         }
-        insert_event(conn, task_id, &commit.event_json, now_ms)
-            .await
-            .map(Some)
+        query
+            .push(
+                ", event AS (INSERT INTO route_events (task_id, data_json, created_at_ms) \
+                 SELECT task_id, ",
+            )
+            .push_bind(commit.event_json.to_string())
+            .push(", ")
+            .push_bind(now_ms)
+            .push(" FROM updated RETURNING id) SELECT id FROM event, LATERAL pg_notify(")
+            .push_bind(COMMITTED)
+            .push(", '')");
+        Ok(query
+            .build_query_scalar::<i64>()
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// A new task, or `None` when its idempotency key was taken first (nothing
@@ -592,25 +770,17 @@ impl TaskStore for PostgresStore {
         expected_generation: i64,
         commit: RouteCommit,
     ) -> Result<i64, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        match self
-            .write_commit(&mut tx, expected_generation, &commit)
-            .await?
-        {
+        match self.write_commit(expected_generation, &commit).await? {
             Some(event_id) => {
-                tx.commit().await?;
-                // Durable: the engine's effects. The event reaches the feed through
-                // the log (`pump`), in id order, with every replica's.
+                // Durable: the engine's effects. The event reaches the feed once
+                // sequenced, in id order, with every replica's (`pump`).
                 commit.after.run(event_id);
                 Ok(event_id)
             }
-            None => {
-                tx.rollback().await?;
-                Err(StoreError::StaleGeneration {
-                    sent: expected_generation,
-                    current: Box::new(self.get_route(&commit.route.task_id).await?),
-                })
-            }
+            None => Err(StoreError::StaleGeneration {
+                sent: expected_generation,
+                current: Box::new(self.get_route(&commit.route.task_id).await?),
+            }),
         }
     }
 
@@ -624,21 +794,28 @@ impl TaskStore for PostgresStore {
             "SELECT ",
             route_columns!(),
             " FROM routes WHERE deadline_ms IS NOT NULL AND deadline_ms <= $1 \
-             AND state IN ('retry_wait', 'waiting_for_reset') ORDER BY deadline_ms LIMIT $2"
+             AND state IN ('retry_wait', 'waiting_for_reset') AND ",
+            fired_here!("$3", "$4"),
+            " ORDER BY deadline_ms LIMIT $2"
         ))
         .bind(now_ms)
         .bind(i64::from(limit))
+        .bind(self.replica.as_ref())
+        .bind(self.live_since_ms())
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter().map(RouteRow::into_domain).collect()
     }
 
     async fn next_deadline(&self, after_ms: i64) -> Result<Option<i64>, StoreError> {
-        Ok(sqlx::query_scalar(
+        Ok(sqlx::query_scalar(concat!(
             "SELECT MIN(deadline_ms) FROM routes WHERE deadline_ms IS NOT NULL \
-             AND deadline_ms > $1 AND state IN ('retry_wait', 'waiting_for_reset')",
-        )
+             AND deadline_ms > $1 AND state IN ('retry_wait', 'waiting_for_reset') AND ",
+            fired_here!("$2", "$3")
+        ))
         .bind(after_ms)
+        .bind(self.replica.as_ref())
+        .bind(self.live_since_ms())
         .fetch_one(&self.pool)
         .await?)
     }
@@ -765,38 +942,27 @@ impl TaskStore for PostgresStore {
         after_id: i64,
         limit: u32,
     ) -> Result<(Vec<StoredEvent>, Option<i64>), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let oldest: Option<i64> = sqlx::query_scalar("SELECT MIN(id) FROM route_events")
-            .fetch_one(&mut *tx)
-            .await?;
-        let rows: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT id, data_json FROM route_events WHERE id > $1 ORDER BY id LIMIT $2",
-        )
-        .bind(after_id)
-        .bind(i64::from(limit))
-        .fetch_all(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok((
-            rows.into_iter()
-                .map(|(id, data_json)| StoredEvent { id, data_json })
-                .collect(),
-            oldest,
-        ))
+        // Everything committed before this read has its id first.
+        self.sequence().await?;
+        self.read_log(after_id, limit, true).await
     }
 
     async fn last_event_id(&self) -> Result<i64, StoreError> {
-        let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM route_events")
+        // Everything committed before this read has its id first.
+        self.sequence().await?;
+        let id: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM route_events")
             .fetch_one(&self.pool)
             .await?;
         Ok(id.unwrap_or(0))
     }
 
     async fn prune_events(&self, keep: i64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM route_events WHERE id <= (SELECT MAX(id) FROM route_events) - $1")
-            .bind(keep)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "DELETE FROM route_events WHERE seq <= (SELECT MAX(seq) FROM route_events) - $1",
+        )
+        .bind(keep)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 }

@@ -195,6 +195,10 @@ impl Store for SqliteStore {
         Ok(Timestamp::from_millis(created_at_ms))
     }
 
+    fn driver(&self) -> &'static str {
+        "sqlite"
+    }
+
     async fn close(&self) {
         self.tasks.close().await;
         self.pool.close().await;

@@ -1,0 +1,310 @@
+//! Two `switchback serve` replicas on one PostgreSQL database (a schema of the
+//! test's own), through a loopback provider that counts the requests of each
+//! task: tasks created on either replica run to the end their script implies
+//! while one replica is killed with SIGKILL and started again, no attempt is
+//! sent twice, and a page watching one replica sees what the other commits.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use common::request;
+use serde_json::{Value, json};
+
+/// Tasks in the run (`SWITCHBACK_REPLICA_TASKS` to change it).
+const TASKS: usize = 1_000;
+
+/// Requests so far, by prompt (each task's prompt is its own).
+type Calls = Arc<Mutex<HashMap<String, u32>>>;
+
+/// Every fourth task's first call is throttled (`retry-after: 0`, a reset wait
+/// of nothing); every call is answered after 20 ms, so calls are in flight when
+/// a replica is killed.
+async fn completions(State(calls): State<Calls>, Json(body): Json<Value>) -> Response {
+    let prompt = body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let index: usize = prompt
+        .strip_prefix("task ")
+        .and_then(|index| index.parse().ok())
+        .unwrap_or(1);
+    let seen = {
+        let mut calls = calls.lock().unwrap();
+        let count = calls.entry(prompt).or_insert(0);
+        *count += 1;
+        *count
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    if index.is_multiple_of(4) && seen == 1 {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "0".parse().unwrap());
+        let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
+        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
+    }
+    let chunks = [
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+    ];
+    let mut text = String::new();
+    for chunk in chunks {
+        text.push_str("data: ");
+        text.push_str(chunk);
+        text.push_str("\n\n");
+    }
+    text.push_str("data: [DONE]\n\n");
+    ([("content-type", "text/event-stream")], text).into_response()
+}
+
+/// The counting provider on a runtime of its own: its base URL and its counts.
+fn start_provider() -> (String, Calls) {
+    let calls = Calls::default();
+    let (address_tx, address_rx) = mpsc::channel();
+    let shared = calls.clone();
+    std::thread::spawn(move || {
+        tokio::runtime::Runtime::new()
+            .unwrap()
+            .block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                address_tx.send(listener.local_addr().unwrap()).unwrap();
+                let router = axum::Router::new()
+                    .route("/v1/chat/completions", axum::routing::post(completions))
+                    .with_state(shared);
+                axum::serve(listener, router).await.unwrap();
+            });
+    });
+    (format!("http://{}", address_rx.recv().unwrap()), calls)
+}
+
+/// The ids of the tasks whose route events arrive on `address`'s event stream.
+fn watch_events(address: &str) -> Arc<Mutex<HashSet<String>>> {
+    let seen: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET /api/events HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let into = seen.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if let Some(data) = line.strip_prefix("data:")
+                && let Ok(event) = serde_json::from_str::<Value>(data.trim())
+                && let Some(id) = event["task_id"].as_str()
+            {
+                into.lock().unwrap().insert(id.to_owned());
+            }
+        }
+    });
+    seen
+}
+
+/// How many of the run's routes are in each state, read through `address`.
+fn states(address: &str) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(cursor) => format!("/api/tasks?limit=200&cursor={cursor}"),
+            None => "/api/tasks?limit=200".to_owned(),
+        };
+        let (status, page) = request(address, "GET", &path, None);
+        assert_eq!(status, 200, "{page}");
+        for task in page["tasks"].as_array().unwrap() {
+            *counts
+                .entry(task["route"]["state"].as_str().unwrap().to_owned())
+                .or_insert(0) += 1;
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return counts,
+        }
+    }
+}
+
+#[test]
+fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
+    let tasks: usize = std::env::var("SWITCHBACK_REPLICA_TASKS")
+        .ok()
+        .and_then(|tasks| tasks.parse().ok())
+        .unwrap_or(TASKS);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (_schema, url) = runtime
+        .block_on(server::store::test_schema("switchback_replicas"))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let replica = |name: &str| {
+        common::start(
+            dir.path(),
+            &["--replica", name],
+            &[("SWITCHBACK_DATABASE_URL", &url)],
+        )
+    };
+    let (a, a_child, _a_lines) = replica("a");
+    let (b, b_child, _b_lines) = replica("b");
+    let (mut a_child, mut b_child) = (common::Stopped(a_child), common::Stopped(b_child));
+    let (base_url, calls) = start_provider();
+    for (address, name) in [(&a, "a"), (&b, "b")] {
+        let (status, health) = common::get_text(address, "/healthz");
+        assert_eq!(status, 200, "{health}");
+        let health = health.split_once("\r\n\r\n").unwrap().1;
+        assert!(health.contains(r#""database":"postgres""#), "{health}");
+        assert!(
+            health.contains(&format!(r#""replica":"{name}""#)),
+            "{health}"
+        );
+        assert!(health.contains(r#""scheduler":"running""#), "{health}");
+    }
+
+    let (status, provider) = request(
+        &a,
+        "POST",
+        "/api/providers",
+        Some(&json!({"name": "counting", "kind": "openai_compatible", "base_url": base_url})),
+    );
+    assert_eq!(status, 201, "{provider}");
+    let policy = json!({"version": 2,
+        "transient": {"retry": {"enabled": true, "max_retries": 3, "initial_interval_ms": 100},
+                      "reset_wait": {"enabled": true, "max_wait_s": 60}, "on_exhausted": "stop"},
+        "hard": {"retry": {"enabled": false, "max_retries": 1, "initial_interval_ms": 100},
+                 "reset_wait": {"enabled": false, "max_wait_s": 60}, "on_exhausted": "stop"}});
+    let (status, profile) = request(
+        &b,
+        "POST",
+        "/api/profiles",
+        Some(
+            &json!({"name": "replicated", "candidates": [{"provider_id": provider["id"],
+            "model": "m", "enabled": true, "max_tokens": 64, "policy": policy}]}),
+        ),
+    );
+    assert_eq!(status, 201, "{profile}");
+
+    // One Idempotency-Key sent to both replicas at once: one task.
+    let key_body = json!({"profile_id": profile["id"], "prompt": "task 0"});
+    let (on_a, on_b) = std::thread::scope(|scope| {
+        let on_a = scope.spawn(|| {
+            common::request_with(
+                &a,
+                "POST",
+                "/api/tasks",
+                &[("Idempotency-Key", "once")],
+                Some(&key_body),
+            )
+        });
+        let on_b = scope.spawn(|| {
+            common::request_with(
+                &b,
+                "POST",
+                "/api/tasks",
+                &[("Idempotency-Key", "once")],
+                Some(&key_body),
+            )
+        });
+        (on_a.join().unwrap(), on_b.join().unwrap())
+    });
+    let mut statuses = [on_a.0, on_b.0];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 201], "{on_a:?} {on_b:?}");
+    assert_eq!(on_a.1["id"], on_b.1["id"]);
+
+    // A page on replica A; half the tasks are created on B, which dies halfway
+    // (its calls in flight) and comes back under its name.
+    let seen_on_a = watch_events(&a);
+    let mut b = b;
+    let mut created_on_b = Vec::new();
+    let mut ids = Vec::new();
+    for index in 1..=tasks {
+        let on_b = index % 2 == 0;
+        let (status, task) = request(
+            if on_b { &b } else { &a },
+            "POST",
+            "/api/tasks",
+            Some(&json!({"profile_id": profile["id"], "prompt": format!("task {index}")})),
+        );
+        assert_eq!(status, 201, "{task}");
+        let id = task["id"].as_str().unwrap().to_owned();
+        if on_b {
+            created_on_b.push(id.clone());
+        }
+        ids.push(id);
+        if index == tasks / 2 {
+            common::signal(&mut b_child.0, "-KILL");
+            let (address, child, _) = replica("b");
+            (b, b_child) = (address, common::Stopped(child));
+        }
+    }
+
+    // Every route comes to rest: completed, or held as interrupted (its call was
+    // in flight on the replica that died: SPEC 5 leaves it to a person).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let counts = loop {
+        let counts = states(&a);
+        let resting = counts.get("completed").copied().unwrap_or(0)
+            + counts.get("held").copied().unwrap_or(0);
+        if resting == tasks + 1 {
+            break counts;
+        }
+        assert!(Instant::now() < deadline, "not at rest: {counts:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!("at rest: {counts:?}");
+    assert!(
+        counts.get("completed").copied().unwrap_or(0) > tasks / 2,
+        "{counts:?}"
+    );
+
+    // No attempt was sent twice: a task's requests are at most its attempts (an
+    // attempt committed as started and cut before it was sent is not a request),
+    // and a completed task's every attempt was answered.
+    let calls = calls.lock().unwrap().clone();
+    for (index, id) in ids.iter().enumerate() {
+        let (status, task) = request(&a, "GET", &format!("/api/tasks/{id}"), None);
+        assert_eq!(status, 200, "{task}");
+        let attempts = task["attempts"].as_array().unwrap();
+        let requests = calls
+            .get(&format!("task {}", index + 1))
+            .copied()
+            .unwrap_or(0) as usize;
+        assert!(requests <= attempts.len(), "{requests} requests for {task}");
+        match task["route"]["state"].as_str().unwrap() {
+            "completed" => {
+                assert_eq!(requests, attempts.len(), "{task}");
+                let expected = if (index + 1) % 4 == 0 { 2 } else { 1 };
+                assert_eq!(attempts.len(), expected, "{task}");
+            }
+            "held" => {
+                assert_eq!(task["route"]["cause"], "interrupted", "{task}");
+                assert_eq!(attempts.last().unwrap()["outcome"], "interrupted", "{task}");
+            }
+            other => panic!("{other}: {task}"),
+        }
+    }
+
+    // The page on A saw the routes B moved.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let missing = {
+            let seen = seen_on_a.lock().unwrap();
+            created_on_b.iter().filter(|id| !seen.contains(*id)).count()
+        };
+        if missing == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing} of B's tasks never reached A's page"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    common::signal(&mut a_child.0, "-TERM");
+    common::signal(&mut b_child.0, "-TERM");
+}
