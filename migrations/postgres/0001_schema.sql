@@ -166,7 +166,9 @@ CREATE TABLE circuits (
     PRIMARY KEY (provider_id, model)
 );
 
--- The route event log (its public, commit-ordered ids: see 0002).
+-- Ids are given out under a transaction-scoped advisory lock held to the commit,
+-- so they increase in commit order: a reader that has seen id N has seen every
+-- event before it, on any replica.
 CREATE TABLE route_events (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     task_id TEXT NOT NULL,

@@ -15,6 +15,8 @@
 //! [RATE]`: RATE tasks a second (0, the default: all at once, to saturation). CI
 //! runs it small.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +27,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use common::{Lateness, percentile, streamed_reply};
 use futures_util::StreamExt;
 use policy::route::RouteState;
 use serde_json::{Value, json};
@@ -54,19 +57,7 @@ async fn completions(State(calls): State<Calls>, Json(body): Json<Value>) -> Res
         let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
         return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
     }
-    let chunks = [
-        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-    ];
-    let mut stream = String::new();
-    for chunk in chunks {
-        stream.push_str("data: ");
-        stream.push_str(chunk);
-        stream.push_str("\n\n");
-    }
-    stream.push_str("data: [DONE]\n\n");
-    ([("content-type", "text/event-stream")], stream).into_response()
+    ([("content-type", "text/event-stream")], streamed_reply()).into_response()
 }
 
 async fn start_mock() -> String {
@@ -82,57 +73,6 @@ async fn start_mock() -> String {
 
 /// The engine's own deadline lateness, as it records it
 /// (`switchback_deadline_lateness_seconds`: each deadline to its firing being
-/// durable), kept in full rather than in buckets. Every other metric is dropped.
-#[derive(Default, Clone)]
-struct Lateness(Arc<Mutex<Vec<f64>>>);
-
-impl metrics::HistogramFn for Lateness {
-    fn record(&self, value: f64) {
-        self.0.lock().unwrap().push(value);
-    }
-}
-
-impl metrics::Recorder for Lateness {
-    fn describe_counter(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_gauge(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_histogram(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
-        metrics::Counter::noop()
-    }
-    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
-        metrics::Gauge::noop()
-    }
-    fn register_histogram(
-        &self,
-        key: &metrics::Key,
-        _: &metrics::Metadata<'_>,
-    ) -> metrics::Histogram {
-        if key.name() == "switchback_deadline_lateness_seconds" {
-            metrics::Histogram::from_arc(Arc::new(self.clone()))
-        } else {
-            metrics::Histogram::noop()
-        }
-    }
-}
-
 fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -146,14 +86,6 @@ fn peak_rss_mb() -> f64 {
                 .ok()
         })
         .map_or(0.0, |kb| kb / 1024.0)
-}
-
-fn percentile(sorted: &[i64], p: f64) -> i64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[rank]
 }
 
 async fn open(path: &std::path::Path) -> (Arc<dyn Store>, String) {
@@ -237,6 +169,7 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
     let mut completed = 0;
     while completed < tasks {
         match tokio::time::timeout(Duration::from_secs(60), events.recv()).await {
+            Ok(Ok(server::engine::Feed::Cancel { .. })) => {}
             Ok(Ok(server::engine::Feed::Event(published))) => {
                 if published.data.contains("\"state\":\"completed\"") {
                     completed += 1;
@@ -295,14 +228,7 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
         }
     }
     lateness.sort_unstable();
-    let mut durable: Vec<i64> = recorded
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|seconds| (seconds * 1_000.0).round() as i64)
-        .collect();
-    durable.sort_unstable();
+    let durable = recorded.sorted_ms();
     println!(
         "load: {tasks} tasks ({}) created in {:.2} s, all completed in {:.2} s",
         if rate > 0 {

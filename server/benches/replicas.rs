@@ -14,6 +14,8 @@
 //! [LATENCY_MS]`, against `SWITCHBACK_TEST_POSTGRES_URL` or the local
 //! PostgreSQL's `test` database. CI runs it small.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,6 +26,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use common::{Lateness, percentile, streamed_reply};
 use futures_util::StreamExt;
 use policy::route::RouteState;
 use serde_json::{Value, json};
@@ -56,18 +59,7 @@ async fn completions(State(mock): State<Mock>, Json(body): Json<Value>) -> Respo
         let body = r#"{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}"#;
         return (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
     }
-    let mut stream = String::new();
-    for chunk in [
-        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-    ] {
-        stream.push_str("data: ");
-        stream.push_str(chunk);
-        stream.push_str("\n\n");
-    }
-    stream.push_str("data: [DONE]\n\n");
-    ([("content-type", "text/event-stream")], stream).into_response()
+    ([("content-type", "text/event-stream")], streamed_reply()).into_response()
 }
 
 async fn start_mock(latency: Duration) -> String {
@@ -82,64 +74,6 @@ async fn start_mock(latency: Duration) -> String {
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     format!("http://{address}")
-}
-
-/// The engine's deadline lateness as it records it, kept in full.
-#[derive(Default, Clone)]
-struct Lateness(Arc<Mutex<Vec<f64>>>);
-
-impl metrics::HistogramFn for Lateness {
-    fn record(&self, value: f64) {
-        self.0.lock().unwrap().push(value);
-    }
-}
-
-impl metrics::Recorder for Lateness {
-    fn describe_counter(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_gauge(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_histogram(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
-        metrics::Counter::noop()
-    }
-    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
-        metrics::Gauge::noop()
-    }
-    fn register_histogram(
-        &self,
-        key: &metrics::Key,
-        _: &metrics::Metadata<'_>,
-    ) -> metrics::Histogram {
-        if key.name() == "switchback_deadline_lateness_seconds" {
-            metrics::Histogram::from_arc(Arc::new(self.clone()))
-        } else {
-            metrics::Histogram::noop()
-        }
-    }
-}
-
-fn percentile(sorted: &[i64], p: f64) -> i64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 /// One run with `replicas` engines: transitions per second.
@@ -228,14 +162,7 @@ async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Latene
     let elapsed = started.elapsed();
     let transitions = store.last_event_id().await.unwrap() - first_event;
     let rate = transitions as f64 / elapsed.as_secs_f64();
-    let mut lateness: Vec<i64> = recorded
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|seconds| (seconds * 1_000.0).round() as i64)
-        .collect();
-    lateness.sort_unstable();
+    let lateness = recorded.sorted_ms();
     println!(
         "postgres, {replicas} replica(s): {tasks} tasks, {transitions} transitions in {:.2} s: {rate:.0} transitions/s; deadline lateness p50 {} ms, p99 {} ms over {} firings",
         elapsed.as_secs_f64(),

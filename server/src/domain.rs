@@ -559,6 +559,15 @@ pub enum Feed {
     /// Events may have been missed (the log was pruned past them before this
     /// replica read them): whoever shows routes reads them again.
     Resync,
+    /// A replica committed a stop of this route at `generation`: whichever
+    /// replica has the route's call in flight cuts it (the engine acts on it; a
+    /// page has nothing to show).
+    Cancel {
+        /// The route's task.
+        task_id: api::TaskId,
+        /// The generation the stop was committed from.
+        generation: i64,
+    },
 }
 
 /// Where the store publishes the live feed.

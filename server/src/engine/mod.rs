@@ -184,6 +184,7 @@ impl Engine {
             tokio::spawn(self.clone().run_pruner());
             if self.inner.store.is_shared() {
                 tokio::spawn(self.clone().run_upkeep());
+                tokio::spawn(self.clone().run_cancels());
             }
         }
         Ok(touched)
@@ -532,7 +533,18 @@ impl Engine {
                 RouteEffect::Persist | RouteEffect::Send | RouteEffect::Publish => {}
                 RouteEffect::ArmDeadline => self.arm(deadline_ms.unwrap_or(i64::MIN)),
                 RouteEffect::Enqueue => self.enqueue(id.clone(), Lane::of(*state)),
-                RouteEffect::CancelInFlight => self.cancel_in_flight(id, *from),
+                RouteEffect::CancelInFlight => {
+                    self.cancel_in_flight(id, *from);
+                    // The call may be in flight on another replica.
+                    if self.inner.store.is_shared() {
+                        let (store, id, from) = (self.inner.store.clone(), id.clone(), *from);
+                        tokio::spawn(async move {
+                            if let Err(error) = store.announce_cancel(&id, from).await {
+                                tracing::warn!(task_id = %id, error = %crate::error::chain(&error), "telling the replicas to cut a call failed");
+                            }
+                        });
+                    }
+                }
             }
         }
         let state = *state;
@@ -628,6 +640,21 @@ impl Engine {
             in_flight.remove(id);
         }
         ours
+    }
+
+    /// Cut the calls other replicas stopped (a shared database's `Feed::Cancel`).
+    async fn run_cancels(self) {
+        let mut feed = self.subscribe();
+        loop {
+            match feed.recv().await {
+                Ok(Feed::Cancel {
+                    task_id,
+                    generation,
+                }) => self.cancel_in_flight(&task_id, generation),
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
     }
 
     /// Cut the call of a route stopped while running at `generation`.

@@ -286,6 +286,11 @@ impl Engine {
             }
             OnRestart::Apply(RouteEvent::Interrupted) => {
                 let detail = self.inner.store.get_task(&record.task_id).await?;
+                // Moved on since it was read (another replica took it, or its
+                // owner was alive after all): not this pass's to interrupt.
+                if detail.route.route.generation != record.route.generation {
+                    return Ok(());
+                }
                 let dangling = detail.end_unfinished(AttemptOutcome::Interrupted, now);
                 self.settle(
                     &detail.task,

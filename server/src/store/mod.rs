@@ -199,7 +199,7 @@ pub trait TaskStore: Send + Sync {
     fn attach_feed(&self, feed: FeedSender);
 
     /// Insert a task with its snapshot, route, first turn and creation event, and
-    /// answer the event's id. With an idempotency key already used, nothing is
+    /// answer the event row's id (see [`TaskStore::commit`]). With an idempotency key already used, nothing is
     /// written and the first task is answered, without an event id.
     async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, Option<i64>), StoreError>;
 
@@ -256,6 +256,13 @@ pub trait TaskStore: Send + Sync {
         limit: u32,
         after: Option<TaskId>,
     ) -> Result<Vec<RouteRecord>, StoreError>;
+
+    /// Tell every replica that a stop of `task_id` was committed from
+    /// `generation`, so the one with its call in flight cuts it (`Feed::Cancel`).
+    /// Nothing on a database this process alone serves.
+    async fn announce_cancel(&self, _task_id: &TaskId, _generation: i64) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// Whether other replicas may share this database (PostgreSQL): the engine
     /// then looks at it now and then for what they did or left (deadlines they

@@ -220,3 +220,37 @@ async fn an_action_racing_a_firing_deadline_has_one_winner() {
     }
     assert_eq!(action_won + deadline_won, 12, "every round has one winner");
 }
+
+/// Two replicas on one PostgreSQL database: a stop committed on one cuts the call
+/// the other has in flight (not only its outcome: the request itself).
+#[tokio::test]
+async fn a_stop_on_one_replica_cuts_the_call_in_flight_on_the_other() {
+    use providers::mock::{MockProvider, MockResponse};
+    let (_schema, url) = server::store::test_schema("switchback_stops")
+        .await
+        .unwrap();
+    let a = Harness::replica(&url, "a").await;
+    let b = Harness::replica(&url, "b").await;
+    let mock = MockProvider::start().await;
+    mock.push(MockResponse::HangBeforeHeaders);
+    let provider = a
+        .provider(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()}))
+        .await;
+    let profile = a.profile(&[(&provider, "m", defaults())]).await;
+    let task = a.task(&profile).await;
+    let running = a.wait(&task.id, RouteState::Running).await;
+    mock.wait_for_hits(1).await;
+
+    let stopped = b
+        .act(&task.id, ManualAction::Stop, running.generation.get())
+        .await
+        .unwrap();
+    assert_eq!(stopped.route.state, RouteState::Stopped);
+    // The call's first-byte timeout is two minutes: only the cut ends it now.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        mock.wait_for_abandoned(1),
+    )
+    .await
+    .expect("replica A cut the call replica B stopped");
+}

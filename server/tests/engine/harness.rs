@@ -230,6 +230,7 @@ impl Harness {
                         self.seen.lock().unwrap().push(route);
                     }
                     Ok(Feed::Resync) => panic!("the engine's own feed missed events"),
+                    Ok(Feed::Cancel { .. }) => {}
                     Err(broadcast::error::TryRecvError::Empty) => {
                         tokio::time::sleep(Duration::from_millis(2)).await;
                     }

@@ -66,6 +66,8 @@ pub async fn events(
                 }
                 // The store may have missed events: so may this client.
                 Ok(Feed::Resync) => return Some((resync(sent_up_to), receiver)),
+                // For the engine: nothing to show.
+                Ok(Feed::Cancel { .. }) => continue,
                 // Too far behind to catch up from memory: say so.
                 Err(RecvError::Lagged(_)) => return Some((resync(sent_up_to), receiver)),
                 Err(RecvError::Closed) => return None,

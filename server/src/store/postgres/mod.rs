@@ -14,6 +14,8 @@ mod providers;
 mod tasks;
 
 use std::str::FromStr;
+
+use futures_util::FutureExt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -51,17 +53,20 @@ pub struct PostgresStore {
     opened_at_event: i64,
     /// Whether the feed's pump was started.
     pumping: Arc<OnceLock<()>>,
+    /// Set once the replica leaves: no heartbeat after that.
+    leaving: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl PostgresStore {
     /// Connect to the database at `url` (`postgres://` or `postgresql://`) and
     /// migrate it, as the replica `replica`.
     pub async fn open(url: &str, replica: &str) -> Result<Self, StoreError> {
+        let shown = without_password(url);
         let options = PgConnectOptions::from_str(url).map_err(|source| StoreError::InvalidUrl {
-            url: url.to_owned(),
+            url: shown.clone(),
             source,
         })?;
-        Self::open_with(options, url, replica).await
+        Self::open_with(options, &shown, replica).await
     }
 
     /// Connect with `options` (a schema of its own for a test, say) and migrate,
@@ -90,6 +95,7 @@ impl PostgresStore {
             replica: Arc::from(replica),
             opened_at_event: opened_at_event.unwrap_or(0),
             pumping: Arc::default(),
+            leaving: Arc::default(),
         };
         store.heartbeat().await?;
         let beating = store.clone();
@@ -108,23 +114,35 @@ impl PostgresStore {
         Ok(store)
     }
 
-    /// Say this replica is alive.
+    /// Say this replica is alive, by the database's clock (the replicas' own
+    /// clocks may disagree; the database's is one).
     async fn heartbeat(&self) -> Result<(), StoreError> {
-        let now_ms = wall_clock_ms();
+        if self.leaving.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
         sqlx::query(
-            "INSERT INTO replicas (id, started_at_ms, heartbeat_at_ms) VALUES ($1, $2, $2) \
+            "INSERT INTO replicas (id, started_at_ms, heartbeat_at_ms) VALUES ($1, \
+             (extract(epoch FROM clock_timestamp()) * 1000)::bigint, \
+             (extract(epoch FROM clock_timestamp()) * 1000)::bigint) \
              ON CONFLICT (id) DO UPDATE SET heartbeat_at_ms = excluded.heartbeat_at_ms",
         )
         .bind(self.replica.as_ref())
-        .bind(now_ms)
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
-    /// A replica whose heartbeat is older than this is gone.
-    fn live_since_ms(&self) -> i64 {
-        wall_clock_ms() - LAPSE_MS
+    /// A replica whose heartbeat is older than this is gone: now minus the lapse,
+    /// by the database's clock (the one heartbeats are written by).
+    async fn live_since_ms(&self) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query_scalar(
+                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1",
+            )
+            .bind(LAPSE_MS)
+            .fetch_one(&self.pool)
+            .await?,
+        )
     }
 
     /// Publish the event log to `feed`, in id order, from every replica: woken by
@@ -149,7 +167,7 @@ impl PostgresStore {
                 match sqlx::postgres::PgListener::connect_with(&self.pool).await {
                     Ok(mut connected) => {
                         match connected
-                            .listen_all([tasks::COMMITTED, tasks::SEQUENCED])
+                            .listen_all([tasks::COMMITTED, tasks::SEQUENCED, tasks::CANCELS])
                             .await
                         {
                             Ok(()) => listener = Some(connected),
@@ -191,16 +209,36 @@ impl PostgresStore {
                             tokio::time::sleep(GATHER).await;
                             let mut heard = Some(first);
                             while let Some(notification) = heard {
-                                if notification.channel() == tasks::COMMITTED {
-                                    wake.sequence = true;
-                                } else if notification
-                                    .payload()
-                                    .parse::<i64>()
-                                    .map_or(true, |last| last > cursor)
-                                {
-                                    wake.read = true;
+                                match notification.channel() {
+                                    tasks::COMMITTED => wake.sequence = true,
+                                    tasks::CANCELS => {
+                                        if let Some((generation, task_id)) =
+                                            notification.payload().split_once(' ')
+                                            && let Ok(generation) = generation.parse()
+                                        {
+                                            let _ = feed.send(Feed::Cancel {
+                                                task_id: api::TaskId::new(task_id),
+                                                generation,
+                                            });
+                                        }
+                                    }
+                                    _ => {
+                                        wake.read |= notification
+                                            .payload()
+                                            .parse::<i64>()
+                                            .map_or(true, |last| last > cursor);
+                                    }
                                 }
-                                heard = connected.next_buffered();
+                                // Every notification already received, without
+                                // waiting for more.
+                                heard = match connected.try_recv().now_or_never() {
+                                    Some(Ok(Some(next))) => Some(next),
+                                    Some(Ok(None) | Err(_)) => {
+                                        wake = Wake::everything();
+                                        None
+                                    }
+                                    None => None,
+                                };
                             }
                         }
                         // A second without news, or the connection lost and made
@@ -253,6 +291,22 @@ impl PostgresStore {
     }
 }
 
+/// `url` as it may be shown: a password in it is replaced by `***`.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((credentials, host)) => match credentials.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
 /// What the feed's pump was woken for.
 #[derive(Debug, Default, Clone, Copy)]
 struct Wake {
@@ -274,16 +328,6 @@ impl Wake {
 /// How long the pump lets notifications gather before it acts on them: under
 /// load, one sequencing and one read serve many commits.
 const GATHER: Duration = Duration::from_millis(5);
-
-/// Milliseconds since the Unix epoch, by this machine's clock: replicas' liveness
-/// is real time, whatever clock the engine runs on.
-fn wall_clock_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-        })
-}
 
 /// After a fenced UPDATE changed no row: the row is gone (`NotFound`) or it has
 /// moved past `sent` (`Stale`).
@@ -344,6 +388,8 @@ impl Store for PostgresStore {
     async fn close(&self) {
         // Leave at once: the others need not wait for this replica's heartbeat to
         // lapse to take over what it leaves.
+        self.leaving
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = sqlx::query("DELETE FROM replicas WHERE id = $1")
             .bind(self.replica.as_ref())
             .execute(&self.pool)
@@ -441,11 +487,26 @@ mod tests {
         conformance::concurrent_commits_exactly_one_wins_across(&first, &second).await;
     }
 
+    #[test]
+    fn a_password_in_a_url_is_never_shown() {
+        assert_eq!(
+            without_password("postgres://app:s3cret@db:5432/switchback?sslmode=disable"),
+            "postgres://app:***@db:5432/switchback?sslmode=disable"
+        );
+        assert_eq!(
+            without_password("postgres://root@127.0.0.1/test"),
+            "postgres://root@127.0.0.1/test"
+        );
+        assert_eq!(without_password("postgres://db/test"), "postgres://db/test");
+    }
+
     #[tokio::test]
     async fn a_refused_url_says_what_it_expected() {
-        let error = PostgresStore::open("postgres://nobody@127.0.0.1:1/none", "a")
+        let error = PostgresStore::open("postgres://nobody:hunter2@127.0.0.1:1/none", "a")
             .await
             .unwrap_err();
         assert!(matches!(error, StoreError::Open { .. }), "{error:?}");
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
     }
 }

@@ -1,14 +1,14 @@
 //! Tasks, routes, attempts, turns, shared circuits and route events in
 //! PostgreSQL.
 //!
-//! Every route write is [`TaskStore::commit`]: one transaction whose first
-//! statement is the route's UPDATE guarded by the generation it was computed from
-//! (`WHERE task_id = $1 AND generation = $2`), so of two replicas computing from
-//! one read exactly one writes. Zero rows is a typed `StaleGeneration` carrying
-//! the route as it is now, and nothing else is written. The transaction ends by
-//! inserting the route's event and notifying the replicas; the event's public id
-//! is given after the commit, in commit order, by the sequencer
-//! ([`PostgresStore::sequence`]).
+//! Every route write is [`TaskStore::commit`]: one statement whose first part is
+//! the route's UPDATE guarded by the generation it was computed from (`WHERE
+//! task_id = … AND generation = …`), and whose every other part (the attempt, the
+//! turn, the circuit, the event and its `NOTIFY`) happens only if that UPDATE
+//! matched; so of two replicas computing from one read exactly one writes. No
+//! match is a typed `StaleGeneration` carrying the route as it is now, and nothing
+//! else is written. The event's public id is given after the commit, never against
+//! commit order, by the sequencer ([`PostgresStore::sequence`]).
 
 use api::{AttemptId, ProviderId, TaskCursor, TaskId};
 use async_trait::async_trait;
@@ -28,6 +28,10 @@ use crate::store::{StoreError, TaskStore};
 
 /// The channel a committed event is announced on, to be sequenced.
 pub(super) const COMMITTED: &str = "switchback_route_events_committed";
+
+/// The channel a committed stop is announced on (`GENERATION TASK_ID`), so the
+/// replica with the call in flight cuts it.
+pub(super) const CANCELS: &str = "switchback_route_cancels";
 
 /// The channel a sequenced batch's last id is announced on, to be read.
 pub(super) const SEQUENCED: &str = "switchback_route_events_sequenced";
@@ -801,7 +805,7 @@ impl TaskStore for PostgresStore {
         .bind(now_ms)
         .bind(i64::from(limit))
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms())
+        .bind(self.live_since_ms().await?)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter().map(RouteRow::into_domain).collect()
@@ -815,7 +819,7 @@ impl TaskStore for PostgresStore {
         ))
         .bind(after_ms)
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms())
+        .bind(self.live_since_ms().await?)
         .fetch_one(&self.pool)
         .await?)
     }
@@ -840,7 +844,7 @@ impl TaskStore for PostgresStore {
         .bind(after.as_ref().map(TaskId::as_str))
         .bind(i64::from(limit))
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms())
+        .bind(self.live_since_ms().await?)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter().map(RouteRow::into_domain).collect()
@@ -848,6 +852,15 @@ impl TaskStore for PostgresStore {
 
     fn is_shared(&self) -> bool {
         true
+    }
+
+    async fn announce_cancel(&self, task_id: &TaskId, generation: i64) -> Result<(), StoreError> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CANCELS)
+            .bind(format!("{generation} {task_id}"))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
     }
 
     async fn adopt_orphans(
@@ -867,7 +880,7 @@ impl TaskStore for PostgresStore {
         ))
         .bind(self.replica.as_ref())
         .bind(names)
-        .bind(self.live_since_ms())
+        .bind(self.live_since_ms().await?)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
@@ -931,7 +944,7 @@ impl TaskStore for PostgresStore {
              (SELECT id FROM replicas WHERE heartbeat_at_ms >= $2))",
         )
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms())
+        .bind(self.live_since_ms().await?)
         .execute(&self.pool)
         .await?;
         Ok(())

@@ -1,0 +1,100 @@
+//! What the bench binaries share: the streamed reply of the loopback provider,
+//! the engine's deadline lateness as it records it, and percentiles.
+
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+
+/// A streamed OpenAI-style reply, "Hello", as the loopback provider sends it.
+pub fn streamed_reply() -> String {
+    let chunks = [
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+    ];
+    let mut stream = String::new();
+    for chunk in chunks {
+        stream.push_str("data: ");
+        stream.push_str(chunk);
+        stream.push_str("\n\n");
+    }
+    stream.push_str("data: [DONE]\n\n");
+    stream
+}
+
+/// The engine's own deadline lateness, as it records it
+/// (`switchback_deadline_lateness_seconds`: each deadline to its firing being
+/// durable), kept in full rather than in buckets. Every other metric is dropped.
+#[derive(Default, Clone)]
+pub struct Lateness(pub Arc<Mutex<Vec<f64>>>);
+
+impl Lateness {
+    /// What was recorded, in whole milliseconds, sorted.
+    pub fn sorted_ms(&self) -> Vec<i64> {
+        let mut recorded: Vec<i64> = self
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|seconds| (seconds * 1_000.0).round() as i64)
+            .collect();
+        recorded.sort_unstable();
+        recorded
+    }
+}
+
+impl metrics::HistogramFn for Lateness {
+    fn record(&self, value: f64) {
+        self.0.lock().unwrap().push(value);
+    }
+}
+
+impl metrics::Recorder for Lateness {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        metrics::Counter::noop()
+    }
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+    fn register_histogram(
+        &self,
+        key: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        if key.name() == "switchback_deadline_lateness_seconds" {
+            metrics::Histogram::from_arc(Arc::new(self.clone()))
+        } else {
+            metrics::Histogram::noop()
+        }
+    }
+}
+
+/// The `p` quantile of sorted values (0 when there are none).
+pub fn percentile(sorted: &[i64], p: f64) -> i64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[rank]
+}
