@@ -101,3 +101,39 @@ async fn a_route_handed_over_twice_is_dispatched_once_and_completes() {
         assert_eq!(view.attempts.len(), 1, "dispatched once: {id}");
     }
 }
+
+/// Two replicas on one PostgreSQL database: when one goes away with a call in
+/// flight, the other takes its route over (SPEC 5's restart rule: held as
+/// interrupted, never sent again) without waiting for anyone to restart it.
+#[tokio::test]
+async fn a_replica_that_goes_away_leaves_its_routes_to_the_other() {
+    use providers::mock::{MockProvider, MockResponse};
+    let (_schema, url) = server::store::test_schema("switchback_takeover")
+        .await
+        .unwrap();
+    let a = Harness::replica(&url, "a").await;
+    let b = Harness::replica(&url, "b").await;
+    let mock = MockProvider::start().await;
+    mock.push(MockResponse::HangBeforeHeaders);
+    let provider = b
+        .provider(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()}))
+        .await;
+    let profile = b.profile(&[(&provider, "m", defaults())]).await;
+    let task = b.task(&profile).await;
+    b.wait(&task.id, RouteState::Running).await;
+    mock.wait_for_hits(1).await;
+
+    // B leaves (its replica row goes, its connections close) with the call open.
+    b.engine.shut_down();
+    b.services.store.close().await;
+    let held = a
+        .wait_for(&task.id, "held as interrupted by replica A", |route| {
+            route.state == RouteState::Held && route.cause == Some(RouteCause::Interrupted)
+        })
+        .await;
+    assert_eq!(held.candidate_index, 0);
+    let view = a.view(&task.id).await;
+    assert_eq!(view.attempts.len(), 1);
+    assert_eq!(view.attempts[0].outcome.as_deref(), Some("interrupted"));
+    assert_eq!(mock.hits(), 1, "nothing sent again");
+}
