@@ -91,7 +91,8 @@ pub struct ServeArgs {
     /// route's owner); a new one at each start if not given. Give each replica
     /// its own, the same across its restarts, so a restarted replica takes its
     /// routes back at once instead of after its heartbeat lapses.
-    #[arg(long, env = "SWITCHBACK_REPLICA", value_name = "NAME")]
+    #[arg(long, env = "SWITCHBACK_REPLICA", value_name = "NAME",
+          value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub replica: Option<String>,
 }
 
@@ -178,5 +179,18 @@ mod tests {
     fn a_bad_bind_address_is_an_error() {
         let error = Cli::try_parse_from(["switchback", "serve", "--bind", "nowhere"]).unwrap_err();
         assert!(error.to_string().contains("--bind"), "{error}");
+    }
+
+    #[test]
+    fn a_replica_name_is_kept_and_an_empty_one_refused() {
+        let Command::Serve(args) = Cli::try_parse_from(["switchback", "serve", "--replica", "a"])
+            .unwrap()
+            .command
+        else {
+            panic!("serve");
+        };
+        assert_eq!(args.into_config().replica, "a");
+        let error = Cli::try_parse_from(["switchback", "serve", "--replica", ""]).unwrap_err();
+        assert!(error.to_string().contains("--replica"), "{error}");
     }
 }
