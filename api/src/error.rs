@@ -111,6 +111,38 @@ pub enum ApiError {
         /// Why, for people.
         message: String,
     },
+    /// 401: this server has an admin token and the call carried neither it
+    /// (`Authorization: Bearer`) nor a signed-in session.
+    #[error("{message}")]
+    Unauthorized {
+        /// What to send, for people.
+        message: String,
+    },
+    /// 429: too many requests from this client; nothing changed. Send again
+    /// after `retry_after_s` seconds (also in the `Retry-After` header).
+    #[error("{message}")]
+    RateLimited {
+        /// For people.
+        message: String,
+        /// Seconds until a request of this kind is accepted again.
+        retry_after_s: u64,
+    },
+    /// 429: the server already holds as many unfinished tasks as it is
+    /// configured to; nothing started. Let some finish, or stop them.
+    #[error("{message}")]
+    TooManyTasks {
+        /// For people.
+        message: String,
+        /// The most unfinished tasks this server holds (`--max-open-tasks`).
+        limit: u64,
+    },
+    /// 408: the request was not read and answered within the server's time
+    /// limit; whatever it asked for was not done.
+    #[error("{message}")]
+    RequestTimeout {
+        /// For people.
+        message: String,
+    },
     /// 404: no API route at this path.
     #[error("{message}")]
     NoSuchRoute {
@@ -269,6 +301,42 @@ impl ApiError {
         }
     }
 
+    /// A call without the admin token or a session, to a server that has a token.
+    pub fn unauthorized() -> Self {
+        Self::Unauthorized {
+            message: "This server needs its admin token: send `Authorization: Bearer TOKEN`, or sign in at /login.".to_owned(),
+        }
+    }
+
+    /// Too many requests of one kind (`what`, e.g. "changes") from this client.
+    pub fn rate_limited(what: &str, retry_after_s: u64) -> Self {
+        Self::RateLimited {
+            message: format!(
+                "Too many {what} from this client; nothing changed. Try again in {retry_after_s} s."
+            ),
+            retry_after_s,
+        }
+    }
+
+    /// The server holds `limit` unfinished tasks already.
+    pub fn too_many_tasks(limit: u64) -> Self {
+        Self::TooManyTasks {
+            message: format!(
+                "This server already holds {limit} unfinished tasks, its limit; nothing started. Let some finish or stop them, then try again."
+            ),
+            limit,
+        }
+    }
+
+    /// The request took longer than `limit_s` seconds to read and answer.
+    pub fn request_timeout(limit_s: u64) -> Self {
+        Self::RequestTimeout {
+            message: format!(
+                "The request was not read and answered within {limit_s} s, so it was given up; nothing was changed by it."
+            ),
+        }
+    }
+
     /// No API route at this path.
     pub fn no_such_route() -> Self {
         Self::NoSuchRoute {
@@ -312,6 +380,9 @@ impl ApiError {
             Self::UnsupportedMediaType { .. } => 415,
             Self::PayloadTooLarge { .. } => 413,
             Self::Forbidden { .. } => 403,
+            Self::Unauthorized { .. } => 401,
+            Self::RequestTimeout { .. } => 408,
+            Self::RateLimited { .. } | Self::TooManyTasks { .. } => 429,
             Self::Internal { .. } => 500,
             // Never sent by a server; a gateway's view of a call that failed on the way.
             Self::Unreachable { .. } => 502,

@@ -268,9 +268,12 @@ fn hand_written() -> [(&'static str, Value); 16] {
 ///
 /// - which of a provider's fields its kind requires (one `oneOf` branch per kind);
 /// - which key variables this server allows (`keys`, from `--allow-key-env`);
-/// - the refusals every operation can meet before its handler runs: 403 (a
-///   foreign host name, or a write from another site), and for a body 400
-///   (not JSON), 413 (too large) and 415 (not declared as JSON).
+/// - the refusals every operation can meet before its handler runs: 401 (a
+///   server with an admin token, called without it), 403 (a foreign host
+///   name, or a write from another site), 408 (not read and answered in
+///   time), 429 for a write (too many from this client), and for a body 400
+///   (not JSON), 413 (too large) and 415 (not declared as JSON);
+/// - the admin token as a bearer scheme, needed only when the server has one.
 pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
     without_code_examples(document);
     let schemas = &mut document["components"]["schemas"];
@@ -353,6 +356,11 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
             }
         }
     }
+    document["components"]["securitySchemes"] = json!({"admin_token": {
+        "type": "http", "scheme": "bearer",
+        "description": "The server's admin token (SWITCHBACK_ADMIN_TOKEN). Needed when the server has one: always when it listens beyond loopback."}});
+    // Either no credential (a server without a token) or the token.
+    document["security"] = json!([{}, {"admin_token": []}]);
     let Some(paths) = document["paths"].as_object_mut() else {
         return;
     };
@@ -360,11 +368,18 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
         let Some(operations) = item.as_object_mut() else {
             continue;
         };
-        for operation in operations.values_mut() {
+        for (method, operation) in operations.iter_mut() {
             let has_body = operation.get("requestBody").is_some();
+            let writes = !matches!(method.as_str(), "get" | "head" | "options");
             let responses = &mut operation["responses"];
+            responses["401"] =
+                error("This server has an admin token, and the call did not carry it");
             responses["403"] =
                 error("A host name this server does not answer to, or a write from another site");
+            responses["408"] = error("The request was not read and answered in time");
+            if writes {
+                responses["429"] = error("Too many changes from this client; see Retry-After");
+            }
             if has_body {
                 responses["400"] = error("The body is not JSON");
                 responses["413"] = error("The body is larger than 1 MiB");

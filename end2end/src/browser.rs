@@ -20,6 +20,12 @@ const CHROMIUM_ARGS: &[&str] = &[
     "--disable-dev-shm-usage",
 ];
 
+/// Records each Content-Security-Policy violation the page reports.
+const CSP_RECORDER: &str = "window.__cspViolations = [];\
+document.addEventListener('securitypolicyviolation', (event) => {\
+  window.__cspViolations.push(`${event.violatedDirective} blocked ${event.blockedURI || 'inline'}: ${event.sample || ''}`);\
+});";
+
 /// The screens the tests use.
 #[derive(Debug, Clone, Copy)]
 pub enum Device {
@@ -84,6 +90,10 @@ impl Browser {
         .build();
         let context = self.browser.new_context_with_options(options).await?;
         let page = context.new_page().await?;
+        // Before any of the page's own scripts: remember every refusal of the
+        // Content-Security-Policy (injected by the driver, so the policy does
+        // not apply to this script itself).
+        page.add_init_script(CSP_RECORDER).await?;
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = errors.clone();
         page.on_pageerror(move |message| {
@@ -137,13 +147,35 @@ impl TestPage {
     }
 
     /// Wait until the app has hydrated: `hydrate()` marks `<body>` when
-    /// the event handlers are attached.
+    /// the event handlers are attached. Fails, too, when the page broke its
+    /// Content-Security-Policy on the way.
     pub async fn wait_for_hydration(&self) -> anyhow::Result<()> {
-        self.page
+        let hydrated = self
+            .page
             .locator("body[data-hydrated]")
             .wait_for(None)
-            .await
-            .with_context(|| format!("the page did not hydrate; page errors: {:?}", self.errors()))
+            .await;
+        let violations = self.csp_violations().await?;
+        hydrated.with_context(|| {
+            format!(
+                "the page did not hydrate; page errors: {:?}; policy violations: {violations:?}",
+                self.errors()
+            )
+        })?;
+        anyhow::ensure!(
+            violations.is_empty(),
+            "the page broke its Content-Security-Policy: {violations:?}"
+        );
+        Ok(())
+    }
+
+    /// The Content-Security-Policy violations the page has reported so far
+    /// (none can be seen with JavaScript off).
+    pub async fn csp_violations(&self) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .page
+            .evaluate::<(), Vec<String>>("window.__cspViolations || []", None)
+            .await?)
     }
 }
 

@@ -16,17 +16,29 @@ pub struct TestServer {
     child: Child,
     base_url: String,
     work_dir: TempDir,
+    admin_token: Option<String>,
 }
 
 impl TestServer {
     /// Start the binary and wait until it says where it listens.
     pub fn start() -> anyhow::Result<Self> {
+        Self::start_with(None)
+    }
+
+    /// Start the binary with an admin token (SWITCHBACK_ADMIN_TOKEN), so
+    /// its pages need a sign-in.
+    pub fn start_with_token(token: &str) -> anyhow::Result<Self> {
+        Self::start_with(Some(token.to_owned()))
+    }
+
+    fn start_with(admin_token: Option<String>) -> anyhow::Result<Self> {
         let work_dir = tempfile::tempdir()?;
-        let (child, base_url) = spawn(work_dir.path(), "127.0.0.1:0")?;
+        let (child, base_url) = spawn(work_dir.path(), "127.0.0.1:0", admin_token.as_deref())?;
         Ok(Self {
             child,
             base_url,
             work_dir,
+            admin_token,
         })
     }
 
@@ -37,7 +49,7 @@ impl TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let address = self.base_url.trim_start_matches("http://").to_owned();
-        let (child, base_url) = spawn(self.work_dir.path(), &address)?;
+        let (child, base_url) = spawn(self.work_dir.path(), &address, self.admin_token.as_deref())?;
         self.child = child;
         self.base_url = base_url;
         Ok(())
@@ -59,9 +71,14 @@ impl TestServer {
         let address = self.base_url.trim_start_matches("http://");
         let mut stream = TcpStream::connect(address)?;
         let body = body.to_string();
+        let authorization = self
+            .admin_token
+            .as_ref()
+            .map(|token| format!("Authorization: Bearer {token}\r\n"))
+            .unwrap_or_default();
         write!(
             stream,
-            "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         )?;
         let mut response = String::new();
@@ -89,10 +106,18 @@ impl Drop for TestServer {
 
 /// Start `switchback serve` in `work_dir` (its database there) on `bind`, and
 /// wait until it says where it listens.
-fn spawn(work_dir: &std::path::Path, bind: &str) -> anyhow::Result<(Child, String)> {
+fn spawn(
+    work_dir: &std::path::Path,
+    bind: &str,
+    admin_token: Option<&str>,
+) -> anyhow::Result<(Child, String)> {
     let binary = binary_path()?;
     let database = format!("sqlite://{}", work_dir.join("switchback.db").display());
-    let mut child = Command::new(&binary)
+    let mut command = Command::new(&binary);
+    if let Some(token) = admin_token {
+        command.env("SWITCHBACK_ADMIN_TOKEN", token);
+    }
+    let mut child = command
         .args(["serve", "--bind", bind, "--database", &database])
         .current_dir(work_dir)
         .env("RUST_LOG", "info")

@@ -116,6 +116,7 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
         secrets: Arc::new(FixedSecrets::new([("BENCH_API_KEY", "x")])),
         key_envs: KeyEnvRules::default(),
         engine: engine.clone(),
+        open_tasks: server::services::OpenTasks::unlimited(),
     };
     let base_url = start_mock().await;
     let provider = services

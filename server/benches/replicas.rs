@@ -103,6 +103,7 @@ async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Latene
             secrets: Arc::new(FixedSecrets::new([("BENCH_API_KEY", "x")])),
             key_envs: KeyEnvRules::default(),
             engine,
+            open_tasks: server::services::OpenTasks::unlimited(),
         });
     }
     let base_url = start_mock(latency).await;

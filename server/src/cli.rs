@@ -29,6 +29,20 @@ pub enum Command {
     /// Work with policy documents.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Copy a SQLite database to FILE while a server uses it (consistent,
+    /// checked, never overwriting). Restore by starting a server on the copy.
+    /// For PostgreSQL, use pg_dump.
+    Backup {
+        /// The new file to write.
+        file: PathBuf,
+        /// The database to copy.
+        #[arg(
+            long,
+            env = "SWITCHBACK_DATABASE_URL",
+            default_value = "sqlite://switchback.db"
+        )]
+        database: String,
+    },
 }
 
 /// `switchback policy ...`
@@ -94,12 +108,93 @@ pub struct ServeArgs {
     #[arg(long, env = "SWITCHBACK_REPLICA", value_name = "NAME",
           value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub replica: Option<String>,
+    /// A file holding the admin token (its first line). Without it the token
+    /// is read from SWITCHBACK_ADMIN_TOKEN. With a token, every API call needs
+    /// `Authorization: Bearer TOKEN` and every page a sign-in at /login; a
+    /// server bound to anything but loopback refuses to start without one.
+    #[arg(long, env = "SWITCHBACK_ADMIN_TOKEN_FILE", value_name = "FILE")]
+    pub admin_token_file: Option<PathBuf>,
+    /// Serve /metrics without the admin token (for a scraper that has none).
+    /// /healthz is always open.
+    #[arg(long, env = "SWITCHBACK_OPEN_METRICS")]
+    pub open_metrics: bool,
+    /// Changes (anything but GET) each client address may make a minute, in
+    /// bursts of as many; past it, 429 with Retry-After. 0: no limit.
+    #[arg(
+        long,
+        env = "SWITCHBACK_MUTATIONS_PER_MINUTE",
+        value_name = "N",
+        default_value_t = 600
+    )]
+    pub mutations_per_minute: u32,
+    /// The most unfinished tasks the server holds; past it, a new task is a
+    /// 429 until some finish. 0: no limit.
+    #[arg(
+        long,
+        env = "SWITCHBACK_MAX_OPEN_TASKS",
+        value_name = "N",
+        default_value_t = 100_000
+    )]
+    pub max_open_tasks: u64,
+}
+
+/// Why `serve`'s arguments cannot start a server.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The token file could not be read.
+    #[error("cannot read the admin token file {path}: {source}")]
+    TokenFile {
+        /// The file named by --admin-token-file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The token is too short.
+    #[error("{0} (from {1})")]
+    WeakToken(crate::http::access::TokenError, &'static str),
+    /// Bound off loopback without a token.
+    #[error(
+        "switchback listens on {0}, which is not a loopback address, so it needs an admin token: \
+         set SWITCHBACK_ADMIN_TOKEN, or pass --admin-token-file FILE (a file whose first line is the \
+         token; at least 16 characters, for example from `openssl rand -hex 32`). \
+         To serve only this machine, use --bind 127.0.0.1:3000"
+    )]
+    TokenRequired(SocketAddr),
 }
 
 impl ServeArgs {
-    /// The server configuration these arguments describe.
-    pub fn into_config(self) -> Config {
-        Config {
+    /// The server configuration these arguments describe, with the admin
+    /// token from the file or `env_token` (SWITCHBACK_ADMIN_TOKEN's value).
+    pub fn into_config(self, env_token: Option<String>) -> Result<Config, ConfigError> {
+        let admin_token = match &self.admin_token_file {
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| ConfigError::TokenFile {
+                        path: path.clone(),
+                        source,
+                    })?;
+                Some((
+                    text.lines().next().unwrap_or("").trim().to_owned(),
+                    "--admin-token-file",
+                ))
+            }
+            None => env_token
+                .filter(|token| !token.is_empty())
+                .map(|token| (token.trim().to_owned(), "SWITCHBACK_ADMIN_TOKEN")),
+        };
+        if let Some((token, source)) = &admin_token {
+            let length = token.chars().count();
+            if length < crate::http::access::MIN_TOKEN_CHARS {
+                return Err(ConfigError::WeakToken(
+                    crate::http::access::TokenError::TooShort(length),
+                    source,
+                ));
+            }
+        }
+        if admin_token.is_none() && !self.bind.ip().is_loopback() {
+            return Err(ConfigError::TokenRequired(self.bind));
+        }
+        Ok(Config {
             bind: self.bind,
             database_url: self.database,
             allowed_key_envs: self.allow_key_env,
@@ -109,7 +204,11 @@ impl ServeArgs {
             replica: self
                 .replica
                 .unwrap_or_else(|| format!("replica-{}", uuid::Uuid::now_v7())),
-        }
+            admin_token: admin_token.map(|(token, _)| token),
+            open_metrics: self.open_metrics,
+            mutations_per_minute: self.mutations_per_minute,
+            max_open_tasks: self.max_open_tasks,
+        })
     }
 }
 
@@ -132,7 +231,7 @@ mod tests {
             "switchback",
             "serve",
             "--bind",
-            "0.0.0.0:8080",
+            "127.0.0.2:8080",
             "--database",
             "sqlite:///tmp/x.db",
         ])
@@ -141,7 +240,7 @@ mod tests {
         else {
             panic!("serve")
         };
-        assert_eq!(args.bind.to_string(), "0.0.0.0:8080");
+        assert_eq!(args.bind.to_string(), "127.0.0.2:8080");
         assert_eq!(args.database, "sqlite:///tmp/x.db");
 
         let Command::Serve(args) = Cli::try_parse_from([
@@ -159,9 +258,119 @@ mod tests {
         else {
             panic!("serve")
         };
-        let config = args.into_config();
+        let config = args.into_config(None).unwrap();
         assert_eq!(config.allowed_key_envs, ["VAULT_TOKEN", "other_key"]);
         assert_eq!(config.public_names, ["switchback.example.com"]);
+    }
+
+    fn serve(args: &[&str]) -> ServeArgs {
+        let Command::Serve(args) = Cli::try_parse_from(["switchback", "serve"].iter().chain(args))
+            .unwrap()
+            .command
+        else {
+            panic!("serve")
+        };
+        args
+    }
+
+    /// Arguments, SWITCHBACK_ADMIN_TOKEN, and the token or the error's start.
+    type Row<'a> = (
+        &'a [&'a str],
+        Option<String>,
+        Result<Option<&'a str>, &'a str>,
+    );
+
+    #[test]
+    fn off_loopback_a_token_is_required_and_must_be_long_enough() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "  from-the-file-0123456789  \nsecond line ignored\n").unwrap();
+        let file = file.to_str().unwrap();
+        let long = || Some("from-the-environment-0123".to_owned());
+        // (arguments, SWITCHBACK_ADMIN_TOKEN, the token, or the error's start)
+        let table: [Row<'_>; 8] = [
+            (&[], None, Ok(None)),
+            (&["--bind", "[::1]:3000"], None, Ok(None)),
+            (
+                &["--bind", "0.0.0.0:3000"],
+                None,
+                Err("switchback listens on 0.0.0.0:3000, which is not a loopback address"),
+            ),
+            (
+                &["--bind", "10.0.0.7:3000"],
+                Some(String::new()),
+                Err("switchback listens on 10.0.0.7:3000"),
+            ),
+            (
+                &["--bind", "0.0.0.0:3000"],
+                long(),
+                Ok(Some("from-the-environment-0123")),
+            ),
+            (
+                &["--bind", "0.0.0.0:3000", "--admin-token-file", file],
+                long(),
+                Ok(Some("from-the-file-0123456789")),
+            ),
+            (
+                &[],
+                Some("short".to_owned()),
+                Err("the admin token is 5 characters long; use at least 16"),
+            ),
+            (
+                &["--admin-token-file", "/nonexistent/token"],
+                None,
+                Err("cannot read the admin token file /nonexistent/token"),
+            ),
+        ];
+        for (args, env_token, expected) in table {
+            let outcome = serve(args).into_config(env_token);
+            match (outcome, expected) {
+                (Ok(config), Ok(token)) => {
+                    assert_eq!(config.admin_token.as_deref(), token, "{args:?}")
+                }
+                (Err(error), Err(start)) => {
+                    assert!(error.to_string().starts_with(start), "{args:?}: {error}")
+                }
+                (outcome, expected) => panic!("{args:?}: {outcome:?}, expected {expected:?}"),
+            }
+        }
+        let config = serve(&["--bind", "0.0.0.0:3000"])
+            .into_config(long())
+            .unwrap();
+        assert!(
+            !format!("{config:?}").contains("from-the-environment"),
+            "the token is never printed"
+        );
+    }
+
+    #[test]
+    fn limits_have_defaults_and_flags() {
+        let config = serve(&[]).into_config(None).unwrap();
+        assert_eq!(
+            (
+                config.mutations_per_minute,
+                config.max_open_tasks,
+                config.open_metrics
+            ),
+            (600, 100_000, false)
+        );
+        let config = serve(&[
+            "--mutations-per-minute",
+            "0",
+            "--max-open-tasks",
+            "5",
+            "--open-metrics",
+        ])
+        .into_config(None)
+        .unwrap();
+        assert_eq!(
+            (
+                config.mutations_per_minute,
+                config.max_open_tasks,
+                config.open_metrics
+            ),
+            (0, 5, true)
+        );
     }
 
     #[test]
@@ -189,7 +398,7 @@ mod tests {
         else {
             panic!("serve");
         };
-        assert_eq!(args.into_config().replica, "a");
+        assert_eq!(args.into_config(None).unwrap().replica, "a");
         let error = Cli::try_parse_from(["switchback", "serve", "--replica", ""]).unwrap_err();
         assert!(error.to_string().contains("--replica"), "{error}");
     }

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 
 /// Everything `switchback serve` needs to start.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     /// Where the HTTP server listens.
     pub bind: SocketAddr,
@@ -22,4 +22,47 @@ pub struct Config {
     pub max_in_flight: usize,
     /// This replica's name on a shared database.
     pub replica: String,
+    /// The admin token every call and page needs (required off loopback).
+    pub admin_token: Option<String>,
+    /// `/metrics` readable without the token.
+    pub open_metrics: bool,
+    /// Changes a minute each client may make (0: no limit).
+    pub mutations_per_minute: u32,
+    /// The most unfinished tasks the server holds (0: no limit).
+    pub max_open_tasks: u64,
+}
+
+impl std::fmt::Debug for AdminTokenShown<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(if self.0.is_some() {
+            "Some(<hidden>)"
+        } else {
+            "None"
+        })
+    }
+}
+
+/// How the token appears when the configuration is printed: never itself.
+struct AdminTokenShown<'a>(&'a Option<String>);
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Config")
+            .field("bind", &self.bind)
+            .field(
+                "database_url",
+                &crate::store::without_password(&self.database_url),
+            )
+            .field("allowed_key_envs", &self.allowed_key_envs)
+            .field("public_names", &self.public_names)
+            .field("demo", &self.demo)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("replica", &self.replica)
+            .field("admin_token", &AdminTokenShown(&self.admin_token))
+            .field("open_metrics", &self.open_metrics)
+            .field("mutations_per_minute", &self.mutations_per_minute)
+            .field("max_open_tasks", &self.max_open_tasks)
+            .finish()
+    }
 }

@@ -201,6 +201,7 @@ mod tests {
             secrets: Arc::new(FixedSecrets::new([])),
             key_envs: api::KeyEnvRules::default(),
             engine,
+            open_tasks: crate::services::OpenTasks::unlimited(),
         };
         assert!(seed(&services).await.unwrap());
         assert!(!seed(&services).await.unwrap(), "not twice");

@@ -11,7 +11,7 @@ use std::fmt;
 use api::ApiError;
 use axum::Json;
 use axum::extract::rejection::{FormRejection, JsonRejection};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::http::api::MAX_BODY_BYTES;
@@ -128,6 +128,22 @@ pub fn status_of(error: &ApiError) -> StatusCode {
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let error = self.into_api_error();
-        (status_of(&error), Json(error)).into_response()
+        let mut response = (status_of(&error), Json(&error)).into_response();
+        // What a client library reads before the body: when to send again,
+        // and which credential is wanted.
+        let headers = response.headers_mut();
+        match &error {
+            ApiError::RateLimited { retry_after_s, .. } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_s));
+            }
+            ApiError::Unauthorized { .. } => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"switchback\""),
+                );
+            }
+            _ => {}
+        }
+        response
     }
 }

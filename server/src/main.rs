@@ -6,15 +6,22 @@ use std::process::ExitCode;
 use clap::Parser;
 use server::cli::{Cli, Command, PolicyCommand};
 use server::clock::{Clock, SystemClock};
-use server::commands::policy_check;
+use server::commands::{backup, policy_check};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => {
+            let config = match args.into_config(std::env::var("SWITCHBACK_ADMIN_TOKEN").ok()) {
+                Ok(config) => config,
+                Err(error) => {
+                    eprintln!("switchback serve: {error}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
             server::telemetry::init();
-            server::serve::run(args.into_config()).await?;
+            server::serve::run(config).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Classify => {
@@ -35,6 +42,23 @@ async fn main() -> anyhow::Result<ExitCode> {
                 }
             }
         }
+        Command::Backup { file, database } => match backup::backup(&database, &file) {
+            Ok(taken) => {
+                println!(
+                    "backed up {} tasks ({} routes not ended) to {} ({} bytes) in {} ms",
+                    taken.tasks,
+                    taken.open_routes,
+                    file.display(),
+                    taken.bytes,
+                    taken.elapsed_ms
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(error) => {
+                eprintln!("switchback backup: {error}");
+                Ok(ExitCode::FAILURE)
+            }
+        },
         Command::Policy(PolicyCommand::Check { file }) => {
             let outcome = policy_check::check_file(&file);
             std::io::stdout().write_all(outcome.stdout.as_bytes())?;

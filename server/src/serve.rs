@@ -9,13 +9,13 @@ use tokio::net::TcpListener;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::engine::{Engine, EngineSettings, ProviderCaller};
-use crate::http::{AppState, HostGuard, leptos_options, router};
+use crate::http::{AccessControl, AppState, HostGuard, MutationLimit, leptos_options, router};
 use crate::secrets::ProcessSecrets;
-use crate::services::Services;
+use crate::services::{OpenTasks, Services};
 
 /// Run the server with `config` until a shutdown signal arrives.
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let clock = Arc::new(SystemClock);
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = crate::store::open(&config.database_url, &config.replica).await?;
     store.init_instance(clock.now()).await?;
     let listener = TcpListener::bind(config.bind)
@@ -34,10 +34,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     );
     let services = Services {
         store: store.clone(),
-        clock,
+        clock: clock.clone(),
         secrets: Arc::new(ProcessSecrets),
         key_envs: KeyEnvRules::new(config.allowed_key_envs),
         engine: engine.clone(),
+        open_tasks: OpenTasks::at_most(config.max_open_tasks),
     };
     if config.demo {
         crate::demo::seed(&services).await?;
@@ -49,20 +50,42 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         elapsed_ms = started.elapsed().as_millis(),
         "route engine started"
     );
+    let access = match &config.admin_token {
+        Some(token) => AccessControl::with_token(token, config.open_metrics, clock.clone())?,
+        None => AccessControl::open(clock.clone()),
+    };
+    let mutation_limit = MutationLimit::per_minute(config.mutations_per_minute);
+    let forgetting = mutation_limit.clone();
+    tokio::spawn(async move {
+        let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            every_minute.tick().await;
+            forgetting.forget_idle_clients();
+        }
+    });
     let state = AppState {
         leptos_options: leptos_options(local_addr),
         services,
         host_guard: HostGuard::new(&config.public_names),
+        access: access.clone(),
+        mutation_limit,
     };
+    if access.is_guarded() {
+        tracing::info!("an admin token guards every call and page; sign in at /login");
+    }
+    // Tests and scripts read the address from the end of this line.
     tracing::info!("switchback listening on http://{local_addr}");
     let stopping = engine.clone();
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            stopping.shut_down();
-        })
-        .await
-        .context("server error")?;
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        stopping.shut_down();
+    })
+    .await
+    .context("server error")?;
     store.close().await;
     tracing::info!("switchback stopped");
     Ok(())

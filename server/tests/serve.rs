@@ -374,3 +374,166 @@ fn sigterm_stops_the_server_with_an_event_stream_open() {
         .unwrap();
     assert!(exit.success(), "{exit:?}");
 }
+
+/// Bound beyond loopback, the server refuses to start without an admin
+/// token and says how to give one; with one, the API needs it over a real
+/// socket, and the health check stays open.
+#[test]
+fn beyond_loopback_the_server_needs_its_admin_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("open.db").display());
+    let refused = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["serve", "--bind", "0.0.0.0:0", "--database", &database])
+        .env_remove("SWITCHBACK_ADMIN_TOKEN")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    for words in [
+        "not a loopback address",
+        "SWITCHBACK_ADMIN_TOKEN",
+        "--admin-token-file",
+    ] {
+        assert!(stderr.contains(words), "{words}: {stderr}");
+    }
+    assert!(!dir.path().join("open.db").exists(), "nothing was created");
+
+    let token = "serve-test-admin-token-0123";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["serve", "--bind", "0.0.0.0:0", "--database", &database])
+        .env("SWITCHBACK_ADMIN_TOKEN", token)
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (lines_tx, lines_rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let port = common::listening_address(&lines_rx)
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    let address = format!("127.0.0.1:{port}");
+    let (status, refused) = request(&address, "GET", "/api/tasks", None);
+    assert_eq!(status, 401, "{refused}");
+    let bearer = format!("Bearer {token}");
+    let (status, page) = common::request_with(
+        &address,
+        "GET",
+        "/api/tasks",
+        &[("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(status, 200, "{page}");
+    assert!(get(&address, "/healthz").starts_with("HTTP/1.1 200"));
+    let logged: Vec<String> = lines_rx.try_iter().collect();
+    assert!(
+        logged.iter().all(|line| !line.contains(token)),
+        "the token is never logged: {logged:?}"
+    );
+    common::signal(&mut child, "-TERM");
+}
+
+/// `switchback backup` copies a database a server is using; a server
+/// started on the copy shows the same routes, and a route that was waiting
+/// for its reset goes on to the end.
+#[test]
+fn a_backup_taken_while_serving_restores_the_same_routes_and_resumes_waits() {
+    use serde_json::json;
+    let live_dir = tempfile::tempdir().unwrap();
+    let database = live_dir.path().join("switchback.db");
+    let (address, mut child, _) = start_server(&database);
+    let (_, limited) = request(
+        &address,
+        "POST",
+        "/api/providers",
+        Some(
+            &json!({"name": "limited", "kind": "simulated", "family": "openai",
+            "script": [{"error": {"provider": "openai", "status": 429, "headers": {"retry-after": "2"}}},
+                       {"reply": "after the reset"}]}),
+        ),
+    );
+    let (_, answers) = request(
+        &address,
+        "POST",
+        "/api/providers",
+        Some(&json!({"name": "answers", "kind": "simulated", "script": [{"reply": "at once"}]})),
+    );
+    let mut tasks = Vec::new();
+    for provider in [&limited, &answers] {
+        let (status, profile) = request(
+            &address,
+            "POST",
+            "/api/profiles",
+            Some(&json!({"name": format!("profile {}", provider["name"]),
+                "candidates": [{"provider_id": provider["id"], "model": "m", "enabled": true, "max_tokens": 100}]})),
+        );
+        assert_eq!(status, 201, "{profile}");
+        let (status, task) = request(
+            &address,
+            "POST",
+            "/api/tasks",
+            Some(&json!({"profile_id": profile["id"], "prompt": "hi"})),
+        );
+        assert_eq!(status, 201, "{task}");
+        tasks.push(task["id"].as_str().unwrap().to_owned());
+    }
+    let waiting = until_state(&address, &tasks[0], "waiting_for_reset");
+    let completed = until_state(&address, &tasks[1], "completed");
+
+    let backup_dir = tempfile::tempdir().unwrap();
+    let copy = backup_dir.path().join("copy.db");
+    let output = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["backup", copy.to_str().unwrap()])
+        .env(
+            "SWITCHBACK_DATABASE_URL",
+            format!("sqlite://{}", database.display()),
+        )
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{printed} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        printed.starts_with("backed up 2 tasks (1 routes not ended)"),
+        "{printed}"
+    );
+    // Never over an existing file.
+    let again = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["backup", copy.to_str().unwrap()])
+        .env(
+            "SWITCHBACK_DATABASE_URL",
+            format!("sqlite://{}", database.display()),
+        )
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
+    common::signal(&mut child, "-KILL");
+
+    let (address, mut child, _) = start_server(&copy);
+    let (_, restored_wait) = request(&address, "GET", &format!("/api/tasks/{}", tasks[0]), None);
+    let (_, restored_done) = request(&address, "GET", &format!("/api/tasks/{}", tasks[1]), None);
+    assert_eq!(
+        restored_wait["route"], waiting["route"],
+        "the waiting route as it was"
+    );
+    assert_eq!(restored_wait["attempts"], waiting["attempts"]);
+    assert_eq!(restored_done, completed, "the completed task as it was");
+    let resumed = until_state(&address, &tasks[0], "completed");
+    assert_eq!(
+        resumed["turns"][0]["answer"], "after the reset",
+        "{resumed}"
+    );
+    common::signal(&mut child, "-TERM");
+}

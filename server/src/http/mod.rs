@@ -1,12 +1,18 @@
 //! The HTTP surface: the JSON API, the health check, the server-rendered app,
 //! its plain-form posts and the embedded static files, all in one axum router
-//! behind one guard (foreign host names, cross-site writes).
+//! behind the same layers, outermost first: security headers; the per-client
+//! budget of changes and the request time limit ([`limits`]); the guard
+//! (foreign host names, cross-site writes, oversized bodies); the access rule
+//! (the admin token, sessions: [`access`]).
 
+pub mod access;
 pub mod api;
 mod backend;
 mod forms;
 mod guard;
+pub mod headers;
 mod health;
+pub mod limits;
 pub mod metrics;
 mod web;
 
@@ -15,14 +21,16 @@ use std::sync::Arc;
 use app::backend::SharedBackend;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, FromRef};
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
 use leptos::prelude::{LeptosOptions, provide_context};
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
+pub use access::AccessControl;
 pub use guard::HostGuard;
+pub use limits::MutationLimit;
 
 use crate::services::Services;
 
@@ -35,6 +43,10 @@ pub struct AppState {
     pub services: Services,
     /// The host names this server answers to.
     pub host_guard: HostGuard,
+    /// Who may use the server.
+    pub access: AccessControl,
+    /// The per-client budget of changes.
+    pub mutation_limit: MutationLimit,
 }
 
 /// The whole application router, ready to serve or to test with `oneshot`.
@@ -44,26 +56,82 @@ pub fn router(state: AppState) -> Router {
     let backend: SharedBackend = Arc::new(state.services.clone());
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route("/login", get(access::login_page).post(access::login))
+        .route("/logout", post(access::logout))
         .route("/metrics", get(metrics::metrics))
         .merge(api::router(&state.services.key_envs))
-        .route("/profiles/new", post(forms::new_profile))
-        .route("/profiles/{id}", post(forms::edit_profile))
-        .route("/providers", post(forms::new_provider))
-        .route("/providers/{id}", post(forms::edit_provider))
-        .route("/tasks", post(forms::new_task))
-        .route("/tasks/{id}/actions", post(forms::act))
+        .merge(form_posts())
         .leptos_routes_with_context(
             &state,
             routes,
-            move || provide_context(backend.clone()),
+            move || {
+                provide_context(backend.clone());
+                page_policy_header();
+            },
             move || app::shell(leptos_options.clone()),
         )
         .fallback(web::static_file_or_not_found)
         .layer(DefaultBodyLimit::max(api::MAX_BODY_BYTES))
+        .layer(from_fn_with_state(
+            state.access.clone(),
+            access::require_access,
+        ))
         .layer(from_fn_with_state(state.host_guard.clone(), guard::guard))
+        .layer(from_fn_with_state(
+            state.mutation_limit.clone(),
+            limits::limit,
+        ))
+        .layer(from_fn(headers::security_headers))
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// The plain-form posts of the pages (each page's form works before the
+/// bundle loads): their paths are [`FORM_POSTS`].
+fn form_posts() -> Router<AppState> {
+    let handlers = [
+        post(forms::new_profile),
+        post(forms::edit_profile),
+        post(forms::new_provider),
+        post(forms::edit_provider),
+        post(forms::new_task),
+        post(forms::act),
+    ];
+    FORM_POSTS
+        .iter()
+        .zip(handlers)
+        .fold(Router::new(), |router, (path, handler)| {
+            router.route(path, handler)
+        })
+}
+
+/// The paths the pages' plain forms post to, in [`form_posts`]' order.
+pub const FORM_POSTS: [&str; 6] = [
+    "/profiles/new",
+    "/profiles/{id}",
+    "/providers",
+    "/providers/{id}",
+    "/tasks",
+    "/tasks/{id}/actions",
+];
+
+/// The paths of the sign-in page's posts.
+pub const ACCESS_POSTS: [&str; 2] = ["/login", "/logout"];
+
+/// Inside a page's rendering: answer it with the Content-Security-Policy
+/// that admits the inline scripts the renderer marked with this response's
+/// nonce.
+pub(crate) fn page_policy_header() {
+    let (Some(nonce), Some(response)) = (
+        leptos::nonce::use_nonce(),
+        leptos::prelude::use_context::<leptos_axum::ResponseOptions>(),
+    ) else {
+        return;
+    };
+    if let Ok(value) = axum::http::HeaderValue::from_str(&headers::page_policy(&nonce)) {
+        response.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, value);
+    }
 }
 
 /// Leptos options for the embedded bundle. Nothing is read from disk at run

@@ -18,6 +18,9 @@ pub async fn static_file_or_not_found(
             return response;
         }
     }
-    let render = leptos_axum::render_app_to_stream(move || app::shell(options.clone()));
+    let render =
+        leptos_axum::render_app_to_stream_with_context(super::page_policy_header, move || {
+            app::shell(options.clone())
+        });
     render(request).await.into_response()
 }

@@ -4,12 +4,14 @@
 //! lines over one of these.
 
 mod classify;
+mod open_tasks;
 mod profiles;
 mod providers;
 mod tasks;
 mod views;
 
 pub use classify::{check_evidence, classification};
+pub use open_tasks::OpenTasks;
 pub use tasks::IDEMPOTENCY_KEY_MAX_CHARS;
 
 use std::sync::Arc;
@@ -34,6 +36,8 @@ pub struct Services {
     pub key_envs: KeyEnvRules,
     /// The route engine: tasks, turns and actions go through it.
     pub engine: Engine,
+    /// The most unfinished tasks the server holds.
+    pub open_tasks: OpenTasks,
 }
 
 /// A fresh id for a new row: a UUID v7, whose leading bits are its creation

@@ -49,6 +49,9 @@ impl Services {
             Err(error) => return Err(error.into()),
         };
         let now = self.clock.now();
+        self.open_tasks
+            .check(self.store.as_ref(), now.as_millis())
+            .await?;
         let task = Task {
             id: TaskId::new(new_id()),
             profile_id: profile.id.clone(),
@@ -78,6 +81,9 @@ impl Services {
             event_json: event_json.into(),
         };
         let (detail, created) = self.engine.create_task(write).await?;
+        if created {
+            self.open_tasks.created();
+        }
         Ok((task_view(&detail), created))
     }
 

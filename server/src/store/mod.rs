@@ -25,7 +25,7 @@ use crate::domain::{
     ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 
-pub use postgres::{PostgresStore, test_schema, test_url};
+pub use postgres::{PostgresStore, test_schema, test_url, without_password};
 pub use sqlite::SqliteStore;
 
 /// Open the store a database URL names: `sqlite://PATH` (one server process) or

@@ -92,6 +92,7 @@ impl Harness {
             )])),
             key_envs: KeyEnvRules::default(),
             engine: engine.clone(),
+            open_tasks: server::services::OpenTasks::unlimited(),
         };
         Self {
             services,

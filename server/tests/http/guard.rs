@@ -10,99 +10,102 @@ use serde_json::json;
 
 use super::{Api, HOST};
 
-/// Every mutating route, with a body that would otherwise be accepted or
-/// refused on its merits: `(method, path, content type, body)`.
+/// Every mutating route the router has, walked from where the router gets
+/// them (the OpenAPI document's operations, the registered server
+/// functions, the form posts and the sign-in posts), each with a body that
+/// would otherwise be accepted or refused on its merits: `(method, path,
+/// content type, body)`.
 fn mutating_routes(provider_id: &str) -> Vec<(Method, String, &'static str, String)> {
     let provider = json!({"name": "Forged", "kind": "openai", "base_url": "https://attacker.example", "api_key_env": "OPENAI_API_KEY"});
     let profile = json!({"name": "Forged", "candidates": [{"provider_id": provider_id, "model": "m", "enabled": true, "max_tokens": 10}]});
     let form = "name=Forged&kind=openai&base_url=https%3A%2F%2Fattacker.example&api_key_env=OPENAI_API_KEY";
-    let mut routes = vec![
-        (
-            Method::POST,
-            "/api/providers".into(),
-            "application/json",
-            provider.to_string(),
-        ),
-        (
-            Method::PUT,
-            format!("/api/providers/{provider_id}"),
-            "application/json",
-            provider.to_string(),
-        ),
-        (
-            Method::DELETE,
-            format!("/api/providers/{provider_id}"),
-            "application/json",
-            String::new(),
-        ),
-        (
-            Method::POST,
-            "/api/profiles".into(),
-            "application/json",
-            profile.to_string(),
-        ),
-        (
-            Method::PUT,
-            "/api/profiles/any".into(),
-            "application/json",
-            profile.to_string(),
-        ),
-        (
-            Method::DELETE,
-            "/api/profiles/any".into(),
-            "application/json",
-            String::new(),
-        ),
-        (
-            Method::POST,
-            "/api/classify".into(),
-            "application/json",
-            json!({"provider": "openai"}).to_string(),
-        ),
-        (
-            Method::POST,
-            "/providers".into(),
-            "application/x-www-form-urlencoded",
-            form.into(),
-        ),
-        (
-            Method::POST,
-            format!("/providers/{provider_id}"),
-            "application/x-www-form-urlencoded",
-            format!("{form}&revision=1"),
-        ),
-        (
-            Method::POST,
-            "/profiles/new".into(),
-            "application/x-www-form-urlencoded",
-            "name=Forged".into(),
-        ),
-        (
-            Method::POST,
-            "/profiles/any".into(),
-            "application/x-www-form-urlencoded",
-            "name=Forged".into(),
-        ),
-    ];
-    routes.push((
-        Method::POST,
-        "/fn/save_provider".into(),
-        "application/json",
-        json!({"id": null, "request": provider}).to_string(),
-    ));
-    routes.push((
-        Method::POST,
-        "/fn/save_profile".into(),
-        "application/json",
-        json!({"id": null, "request": profile}).to_string(),
-    ));
-    for name in ["list_providers", "list_profiles", "load_profile_editor"] {
+    let json_body = |template: &str| match template {
+        "/api/providers" | "/api/providers/{id}" => provider.to_string(),
+        "/api/profiles" | "/api/profiles/{id}" => profile.to_string(),
+        "/api/classify" => json!({"provider": "openai"}).to_string(),
+        "/api/tasks" => json!({"profile_id": "any", "prompt": "forged"}).to_string(),
+        "/api/tasks/{id}/turns" => json!({"prompt": "forged"}).to_string(),
+        "/api/tasks/{id}/actions" => json!({"action": "stop", "generation": 1}).to_string(),
+        _ => "{}".to_owned(),
+    };
+    let concrete = |template: &str| {
+        if template.starts_with("/api/providers/") || template.starts_with("/providers/") {
+            template.replace("{id}", provider_id)
+        } else {
+            template.replace("{id}", "any")
+        }
+    };
+    let mut routes = Vec::new();
+    let document = server::http::api::document(&::api::KeyEnvRules::default());
+    for (template, item) in document["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            let method: Method = method.to_uppercase().parse().unwrap();
+            if !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) {
+                routes.push((
+                    method,
+                    concrete(template),
+                    "application/json",
+                    json_body(template),
+                ));
+            }
+        }
+    }
+    let form_body = |template: &str| match template {
+        "/providers" => form.to_owned(),
+        "/providers/{id}" => format!("{form}&revision=1"),
+        "/profiles/new" | "/profiles/{id}" => "name=Forged".to_owned(),
+        "/tasks" => "profile_id=any&prompt=forged".to_owned(),
+        "/tasks/{id}/actions" => "action=stop&generation=1".to_owned(),
+        "/login" => "token=a-guess-of-the-admin-token".to_owned(),
+        _ => String::new(),
+    };
+    for template in server::http::FORM_POSTS
+        .iter()
+        .chain(&server::http::ACCESS_POSTS)
+    {
         routes.push((
             Method::POST,
-            format!("/fn/{name}"),
+            concrete(template),
             "application/x-www-form-urlencoded",
-            String::new(),
+            form_body(template),
         ));
+    }
+    // Every server function is a write as far as the guard is concerned:
+    // it answers POSTs, and a read may be forged to leak what it reads.
+    for (path, method) in leptos::server_fn::axum::server_fn_paths() {
+        let body = match path.rsplit('/').next().unwrap_or_default() {
+            "save_provider" => json!({"id": null, "request": provider}).to_string(),
+            "save_profile" => json!({"id": null, "request": profile}).to_string(),
+            "create_task" => {
+                json!({"request": {"profile_id": "any", "prompt": "forged"}}).to_string()
+            }
+            _ => "{}".to_owned(),
+        };
+        let content_type = if body == "{}" {
+            "application/x-www-form-urlencoded"
+        } else {
+            "application/json"
+        };
+        let body = if body == "{}" { String::new() } else { body };
+        routes.push((method, path.to_owned(), content_type, body));
+    }
+    // The walk found the routes it must have: it cannot pass by finding none.
+    for (method, path) in [
+        ("POST", "/api/tasks"),
+        ("POST", "/api/tasks/any/actions"),
+        ("DELETE", "/api/profiles/any"),
+        ("POST", "/tasks"),
+        ("POST", "/login"),
+        ("POST", "/logout"),
+        ("POST", "/fn/create_task"),
+        ("POST", "/fn/act_on_task"),
+    ] {
+        assert!(
+            routes
+                .iter()
+                .any(|(m, p, _, _)| m.as_str() == method && p == path),
+            "the walk missed {method} {path}"
+        );
     }
     routes
 }
@@ -158,6 +161,8 @@ async fn every_mutating_route_refuses_a_cross_site_write() {
     assert_eq!(providers[0]["name"], "Real");
     let (_, profiles) = api.call(Method::GET, "/api/profiles", None).await;
     assert_eq!(profiles, json!([]));
+    let (_, tasks) = api.call(Method::GET, "/api/tasks", None).await;
+    assert_eq!(tasks["tasks"], json!([]), "no forged task started");
 
     // The same requests from the server's own pages go through to their handlers.
     for (method, path, content_type, body) in mutating_routes(provider_id) {

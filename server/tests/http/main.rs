@@ -2,6 +2,7 @@
 //! SQLite file: the JSON API, the plain-form posts, the server functions,
 //! the guard in front of them all, and the OpenAPI document.
 
+mod access;
 mod api;
 mod contract;
 mod events;
@@ -17,7 +18,7 @@ use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use server::clock::ManualClock;
-use server::http::{AppState, HostGuard, leptos_options, router};
+use server::http::{AccessControl, AppState, HostGuard, MutationLimit, leptos_options, router};
 use server::secrets::FixedSecrets;
 use server::services::Services;
 use server::store::SqliteStore;
@@ -58,9 +59,27 @@ impl Answer {
     }
 }
 
+/// What a test may change about the server: open by default, no limits.
+#[derive(Debug, Default, Clone)]
+pub struct Settings {
+    /// The admin token, if the server has one.
+    pub admin_token: Option<&'static str>,
+    /// `/metrics` open without the token.
+    pub open_metrics: bool,
+    /// Changes a minute per client (0: none).
+    pub mutations_per_minute: u32,
+    /// Unfinished tasks at most (0: no limit).
+    pub max_open_tasks: u64,
+}
+
 impl Api {
-    /// The router over a fresh database.
+    /// The router over a fresh database, open and unlimited.
     pub async fn new() -> Self {
+        Self::with(Settings::default()).await
+    }
+
+    /// The router over a fresh database, as `settings` say.
+    pub async fn with(settings: Settings) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("api.db").display());
         let store: Arc<dyn server::store::Store> = Arc::new(SqliteStore::open(&url).await.unwrap());
@@ -77,6 +96,7 @@ impl Api {
             store,
             clock,
             engine,
+            open_tasks: server::services::OpenTasks::at_most(settings.max_open_tasks),
             secrets: Arc::new(FixedSecrets::new([
                 ("ANTHROPIC_API_KEY", "sk-ant-test-value"),
                 ("local_token", "local-test-value"),
@@ -87,6 +107,14 @@ impl Api {
             leptos_options: leptos_options("127.0.0.1:0".parse().unwrap()),
             services: services.clone(),
             host_guard: HostGuard::new(&["switchback.example.com".to_owned()]),
+            access: match settings.admin_token {
+                Some(token) => {
+                    AccessControl::with_token(token, settings.open_metrics, services.clock.clone())
+                        .unwrap()
+                }
+                None => AccessControl::open(services.clock.clone()),
+            },
+            mutation_limit: MutationLimit::per_minute(settings.mutations_per_minute),
         };
         Self {
             router: router(state),

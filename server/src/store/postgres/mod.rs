@@ -129,6 +129,15 @@ impl PostgresStore {
         .bind(self.replica.as_ref())
         .execute(&self.pool)
         .await?;
+        // A replica killed without leaving keeps its row; once its heartbeat is
+        // a day old, forget it (a route it owned reads as orphaned either way).
+        sqlx::query(
+            "DELETE FROM replicas WHERE heartbeat_at_ms < \
+             (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1",
+        )
+        .bind(FORGET_REPLICA_AFTER_MS)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 
@@ -291,8 +300,15 @@ impl PostgresStore {
     }
 }
 
+/// How long a silent replica's row is kept: a day.
+const FORGET_REPLICA_AFTER_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// How long a test schema is kept before a later run drops it: longer than
+/// any run of the suite, the full soak included.
+const TEST_SCHEMA_KEPT_HOURS: i32 = 6;
+
 /// `url` as it may be shown: a password in it is replaced by `***`.
-fn without_password(url: &str) -> String {
+pub fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
@@ -424,10 +440,45 @@ pub async fn test_schema(prefix: &str) -> Result<(String, String), StoreError> {
             url: base.clone(),
             source,
         })?;
+    // Each schema is registered, and one registered longer ago than any run
+    // lasts is dropped, so the test database does not fill with old runs'
+    // schemas. Under a lock: two tests starting at once must not race to
+    // create the register or drop the same schema.
+    let mut transaction = sqlx::Connection::begin(&mut conn).await?;
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('switchback test schemas'))")
+        .execute(&mut *transaction)
+        .await?;
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS public.switchback_test_schemas \
+         (name text PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())",
+    )
+    .execute(&mut *transaction)
+    .await?;
+    let stale: Vec<String> = sqlx::query_scalar(
+        "DELETE FROM public.switchback_test_schemas \
+         WHERE created_at < now() - make_interval(hours => $1) RETURNING name",
+    )
+    .bind(TEST_SCHEMA_KEPT_HOURS)
+    .fetch_all(&mut *transaction)
+    .await?;
+    for name in stale {
+        // Names in the register were made here of a prefix and hex digits.
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
+            name.replace('"', "")
+        )))
+        .execute(&mut *transaction)
+        .await?;
+    }
+    sqlx::query("INSERT INTO public.switchback_test_schemas (name) VALUES ($1)")
+        .bind(&schema)
+        .execute(&mut *transaction)
+        .await?;
     // The name is made here of a prefix and hex digits.
     sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .execute(&mut conn)
+        .execute(&mut *transaction)
         .await?;
+    transaction.commit().await?;
     let separator = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
     Ok((schema, url))
