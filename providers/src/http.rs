@@ -1,17 +1,17 @@
 //! One streaming call over HTTP, in either wire format, with its timeouts, and the
 //! evidence it leaves when it fails.
 
-use catalogue::{Evidence, Transport};
-use eventsource_stream::{EventStreamError, Eventsource};
+use catalogue::{Evidence, Headers, Transport};
+use eventsource_stream::EventStreamError;
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::time::{Instant, timeout, timeout_at};
 
 use crate::call::{CallOutcome, CallRequest, StopReason};
 use crate::config::ProviderConfig;
-use crate::key::read_key;
+use crate::key::{ApiKey, read_key};
 use crate::transport::{Phase, chain_text, transport_of};
-use crate::wire::{EventMeaning, Progress, Wire};
+use crate::wire::{EventMeaning, Progress, Wire, events};
 
 /// The most of an error body kept as evidence, in bytes.
 pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -31,6 +31,26 @@ pub(crate) async fn call(
             return CallOutcome::failed(Evidence::new(family).with_body(&error.to_string()));
         }
     };
+    let outcome = send_and_read(client, config, wire, request, key.as_ref()).await;
+    // A provider (or a proxy before it) may send the key back: in an error message,
+    // a page printing the request's headers, a response header, a stream's error
+    // event, or a model's answer. Whatever the call brought back is scrubbed of the
+    // exact key it sent before the catalogue, the store, a page or a log sees it.
+    match &key {
+        Some(key) => scrubbed(outcome, key),
+        None => outcome,
+    }
+}
+
+/// Sends `request` with `key` (if any) and reads its answer.
+async fn send_and_read(
+    client: &reqwest::Client,
+    config: &ProviderConfig,
+    wire: Wire,
+    request: &CallRequest,
+    key: Option<&ApiKey>,
+) -> CallOutcome {
+    let family = config.family.as_str();
     let url = format!("{}{}", config.base_url.trim_end_matches('/'), wire.path());
     let body = wire.request_body(request).to_string();
     let mut builder = client
@@ -41,12 +61,10 @@ pub(crate) async fn call(
     for (name, value) in wire.fixed_headers() {
         builder = builder.header(*name, *value);
     }
-    if let Some(key) = &key {
+    if let Some(key) = key {
         let (name, value) = key.header(wire.bearer());
         builder = builder.header(name, value);
     }
-    // The key lives no longer than building the request needs.
-    drop(key);
 
     let timeouts = config.timeouts;
     // One deadline for the headers and the first event together.
@@ -84,7 +102,7 @@ async fn read_stream(
     first_event_deadline: Instant,
     idle: std::time::Duration,
 ) -> CallOutcome {
-    let mut events = response.bytes_stream().eventsource();
+    let mut events = events(response.bytes_stream());
     let mut progress = Progress::default();
     let mut deadline = first_event_deadline;
     let evidence = loop {
@@ -137,6 +155,41 @@ async fn read_stream(
             evidence,
             partial_output: progress.text,
         },
+    }
+}
+
+/// `outcome` with every trace of `key` scrubbed from the texts it carries: the
+/// answer, the output streamed before a failure, and the evidence's headers, body,
+/// output and transport name.
+fn scrubbed(outcome: CallOutcome, key: &ApiKey) -> CallOutcome {
+    match outcome {
+        CallOutcome::Answered { text, stop } => CallOutcome::Answered {
+            text: key.scrub(&text),
+            stop,
+        },
+        CallOutcome::Failed {
+            evidence,
+            partial_output,
+        } => {
+            let mut headers = Headers::default();
+            for (name, value) in evidence.headers.iter() {
+                headers.insert(name, &key.scrub(value));
+            }
+            let scrub = |text: Option<String>| text.map(|text| key.scrub(&text));
+            CallOutcome::Failed {
+                evidence: Evidence {
+                    headers,
+                    body: scrub(evidence.body),
+                    output: scrub(evidence.output),
+                    transport: evidence.transport.map(|transport| match transport {
+                        Transport::Other(name) => Transport::Other(key.scrub(&name)),
+                        known => known,
+                    }),
+                    ..evidence
+                },
+                partial_output: key.scrub(&partial_output),
+            }
+        }
     }
 }
 

@@ -2,9 +2,22 @@
 //!
 //! The key is never cached, logged, formatted or put into evidence: errors name the
 //! variable only, and the header carrying the key is marked sensitive so reqwest's
-//! own `Debug` output hides it.
+//! own `Debug` output hides it. It is held for the length of one call, so that
+//! whatever the provider sends back (an error message quoting the key, a proxy's
+//! page printing the request's headers, a model repeating it) is scrubbed of it
+//! before anything else sees it: [`ApiKey::scrub`].
 
 use reqwest::header::{HeaderName, HeaderValue};
+
+/// What replaces the key where a provider echoed it (the catalogue's word for a
+/// removed secret).
+const REDACTED: &str = "[redacted]";
+
+/// The shortest piece of the key's beginning that is scrubbed from the end of a
+/// text: a body cut at its cap, or a stream cut short, can end part-way through
+/// an echoed key. Shorter pieces give little of the key away and are too common
+/// (`sk-ant-`) to take out of every text that ends with them.
+const MIN_TRAILING_PIECE: usize = 8;
 
 /// A key read from the environment; its `Debug` shows no part of it.
 pub(crate) struct ApiKey(String);
@@ -74,6 +87,49 @@ pub(crate) fn read_key(variable: Option<&str>) -> Result<Option<ApiKey>, KeyErro
 }
 
 impl ApiKey {
+    /// `text` with every trace of the key replaced by `[redacted]`: the key as it
+    /// was sent, as a JSON string spells it (a key may hold `"`, `\` or `/`,
+    /// which a JSON body escapes, and which the catalogue reads back unescaped),
+    /// and a piece of at least eight characters of its beginning that ends the text.
+    ///
+    /// Shape-based redaction (`catalogue::redact_secrets`) removes what looks like
+    /// a key; this removes the key that was actually sent, whatever it looks like.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let mut scrubbed = text.to_owned();
+        for spelling in self.spellings() {
+            if scrubbed.contains(spelling.as_str()) {
+                scrubbed = scrubbed.replace(spelling.as_str(), REDACTED);
+            }
+        }
+        // The key is visible ASCII (`read_key` checked), so every length is a
+        // character boundary.
+        let shortest = MIN_TRAILING_PIECE.min(self.0.len());
+        if let Some(piece) = (shortest..self.0.len())
+            .rev()
+            .map(|length| &self.0[..length])
+            .find(|piece| scrubbed.ends_with(piece))
+        {
+            scrubbed.truncate(scrubbed.len() - piece.len());
+            scrubbed.push_str(REDACTED);
+        }
+        scrubbed
+    }
+
+    /// The key as sent, and as a JSON string escapes it (with and without the
+    /// optional escape of `/`), each once.
+    fn spellings(&self) -> Vec<String> {
+        let quoted = serde_json::to_string(&self.0).expect("a string always serializes");
+        let escaped = quoted[1..quoted.len() - 1].to_owned();
+        let escaped_solidus = escaped.replace('/', "\\/");
+        let mut spellings = vec![self.0.clone()];
+        for spelling in [escaped, escaped_solidus] {
+            if !spellings.contains(&spelling) {
+                spellings.push(spelling);
+            }
+        }
+        spellings
+    }
+
     /// The header carrying the key, marked sensitive: `x-api-key: KEY` or
     /// `authorization: Bearer KEY`.
     pub(crate) fn header(&self, bearer: bool) -> (HeaderName, HeaderValue) {
@@ -92,6 +148,65 @@ impl ApiKey {
 #[cfg(test)]
 mod tests {
     use super::{ApiKey, KeyError};
+
+    /// Each row: a key, a text a provider sent back, and the text once scrubbed.
+    #[test]
+    fn every_trace_of_the_key_is_scrubbed() {
+        let rows: &[(&str, &str, &str)] = &[
+            ("k3yValue0123456789", "nothing to see", "nothing to see"),
+            (
+                "k3yValue0123456789",
+                "Incorrect API key provided: k3yValue0123456789.",
+                "Incorrect API key provided: [redacted].",
+            ),
+            (
+                "k3yValue0123456789",
+                "authorization: Bearer k3yValue0123456789, again k3yValue0123456789",
+                "authorization: Bearer [redacted], again [redacted]",
+            ),
+            // Cut at a body's cap part-way through the key.
+            (
+                "k3yValue0123456789",
+                "credential k3yValue01",
+                "credential [redacted]",
+            ),
+            // A piece shorter than eight characters is left.
+            (
+                "k3yValue0123456789",
+                "ends with k3yValu",
+                "ends with k3yValu",
+            ),
+            // The key's beginning elsewhere than at the end is not the key.
+            (
+                "k3yValue0123456789",
+                "k3yValue01 and more",
+                "k3yValue01 and more",
+            ),
+            // A key with characters a JSON string escapes.
+            (
+                "ab/cd\\ef\"gh-0123456789",
+                r#"{"message":"bad key ab/cd\\ef\"gh-0123456789"}"#,
+                r#"{"message":"bad key [redacted]"}"#,
+            ),
+            (
+                "ab/cd\\ef\"gh-0123456789",
+                r#"{"message":"bad key ab\/cd\\ef\"gh-0123456789"}"#,
+                r#"{"message":"bad key [redacted]"}"#,
+            ),
+            (
+                "ab/cd\\ef\"gh-0123456789",
+                "raw ab/cd\\ef\"gh-0123456789 too",
+                "raw [redacted] too",
+            ),
+            // A key shorter than the shortest piece: only whole.
+            ("short", "the key: short", "the key: [redacted]"),
+            ("short", "the key: shor", "the key: shor"),
+        ];
+        for (key, text, scrubbed) in rows {
+            let key = ApiKey((*key).to_owned());
+            assert_eq!(key.scrub(text), *scrubbed, "{text:?}");
+        }
+    }
 
     #[test]
     fn debug_and_errors_name_no_key() {

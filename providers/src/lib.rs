@@ -12,14 +12,17 @@
 //! - `http`: one streaming call, its timeouts, and its evidence; `wire`: what each
 //!   protocol sends and what each of its stream events means; `transport`: how a
 //!   failed connection is named, read from reqwest's error chain; `key`: the key,
-//!   read from the environment at call time and never shown.
+//!   read from the environment at call time, never shown, and scrubbed from what
+//!   the call brings back.
 //! - `client`: the shared HTTP client (rustls with ring, HTTP/1.1, no proxy).
 //! - [`simulated`]: the script format and its player.
 //! - `mock` (feature `mock`): a loopback server speaking both protocols, for tests.
 //!
-//! Invariants: the key never appears in evidence, errors or `Debug` output
-//! (`tests/keys.rs`); a dropped call closes its connection (`tests/http.rs`); a
-//! call never panics or returns early: every failure is evidence (`tests/http.rs`).
+//! Invariants: the key never appears in evidence, errors or `Debug` output, nor
+//! in anything a provider sends back: the exact key a call sent is scrubbed from
+//! its answer, its streamed output and its evidence (`key.rs`, `tests/keys.rs`); a
+//! dropped call closes its connection (`tests/http.rs`); a call never panics or
+//! returns early: every failure is evidence (`tests/http.rs`).
 
 mod adapter;
 mod call;
@@ -43,6 +46,7 @@ pub use simulated::{
     MAX_STEP_DELAY_MS, SimulatedAction, SimulatedEvidence, SimulatedStep, SimulatedStop, StepError,
     parse_script,
 };
+pub use wire::{StreamEnd, StreamReading, Wire, read_stream_chunks};
 
 /// The HTTP client crate the adapters use, so a caller builds its client with the
 /// same version (`providers::reqwest::Client`).

@@ -1,6 +1,13 @@
-//! The two wire formats: the request each sends and what each stream event means.
+//! The two wire formats: the request each sends and what each stream event means,
+//! and the server-sent events of a body ([`events`]).
 
-use eventsource_stream::Event;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use eventsource_stream::{Event, EventStream, EventStreamError, Eventsource};
+use futures_util::stream::{self, Fuse};
+use futures_util::{FutureExt, Stream, StreamExt};
 use serde_json::{Value, json};
 
 use crate::call::{CallRequest, StopReason};
@@ -29,9 +36,10 @@ pub(crate) enum EventMeaning {
     },
 }
 
-/// A streaming wire protocol.
+/// A streaming wire protocol. Public for [`read_stream_chunks`]; the adapters pick
+/// one by the provider's kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wire {
+pub enum Wire {
     /// Anthropic's Messages API.
     Anthropic,
     /// OpenAI's Chat Completions API (and every server that copies it).
@@ -88,6 +96,185 @@ impl Wire {
     /// a usage chunk may follow); Anthropic's answer is complete only at `message_stop`.
     pub(crate) fn complete_at_stop(self) -> bool {
         self == Self::OpenAi
+    }
+}
+
+/// The UTF-8 byte-order mark, which may open an event stream (once).
+const BYTE_ORDER_MARK: &[u8] = "\u{feff}".as_bytes();
+
+/// A comment line: the SSE parser reads it and ignores it.
+const IGNORED_COMMENT: &[u8] = b":\n";
+
+/// The server-sent events of a body (a stream of byte chunks).
+///
+/// eventsource-stream 0.2.3 strips a leading byte-order mark by slicing one byte off
+/// the text, but U+FEFF is three bytes in UTF-8, so a body that opens with one panics
+/// (jpopesculian/eventsource-stream#10). Here the parser is first handed a comment
+/// line, which it ignores and after which it no longer looks for a mark, and the one
+/// leading mark the SSE format allows is stripped before the parser sees the body,
+/// even when its three bytes arrive in different chunks. Everything else is the
+/// parser's, unchanged.
+pub(crate) fn events<S, B, E>(body: S) -> EventStream<Body<S>>
+where
+    S: Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+{
+    Body {
+        chunks: body.fuse(),
+        opening: Opening::Comment,
+    }
+    .eventsource()
+}
+
+/// A body as [`events`] hands it to the SSE parser: an ignored comment line first,
+/// then the body without its leading byte-order mark.
+pub(crate) struct Body<S> {
+    chunks: Fuse<S>,
+    opening: Opening,
+}
+
+/// How far into its opening a [`Body`] is.
+enum Opening {
+    /// The comment line is still to be handed over.
+    Comment,
+    /// The first bytes, held until they show whether the body opens with a mark.
+    Held(Vec<u8>),
+    /// Past the opening: chunks pass through as they come.
+    Passed,
+}
+
+/// One piece of a [`Body`].
+pub(crate) enum Piece<B> {
+    /// A chunk as the body delivered it.
+    Chunk(B),
+    /// The opening comment line.
+    Comment,
+    /// The first bytes of the body, without a leading mark.
+    Opening(Vec<u8>),
+}
+
+impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Self::Chunk(chunk) => chunk.as_ref(),
+            Self::Comment => IGNORED_COMMENT,
+            Self::Opening(bytes) => bytes,
+        }
+    }
+}
+
+impl<S, B, E> Stream for Body<S>
+where
+    S: Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+{
+    type Item = Result<Piece<B>, E>;
+
+    fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            let held = match &mut this.opening {
+                Opening::Comment => {
+                    this.opening = Opening::Held(Vec::new());
+                    return Poll::Ready(Some(Ok(Piece::Comment)));
+                }
+                Opening::Passed => {
+                    let next = ready!(this.chunks.poll_next_unpin(context));
+                    return Poll::Ready(next.map(|chunk| chunk.map(Piece::Chunk)));
+                }
+                Opening::Held(held) => held,
+            };
+            match ready!(this.chunks.poll_next_unpin(context)) {
+                Some(Ok(chunk)) => {
+                    held.extend_from_slice(chunk.as_ref());
+                    if held.len() < BYTE_ORDER_MARK.len() && BYTE_ORDER_MARK.starts_with(held) {
+                        continue;
+                    }
+                }
+                Some(Err(error)) => return Poll::Ready(Some(Err(error))),
+                // The body ended within its opening: what was held goes on as it came
+                // (the start of a mark alone is not UTF-8, as the parser will say).
+                None => {}
+            }
+            let mut opening = std::mem::take(held);
+            if opening.starts_with(BYTE_ORDER_MARK) {
+                opening.drain(..BYTE_ORDER_MARK.len());
+            }
+            this.opening = Opening::Passed;
+            return Poll::Ready(Some(Ok(Piece::Opening(opening))));
+        }
+    }
+}
+
+/// How a body read by [`read_stream_chunks`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// Its terminal event arrived (`message_stop`, `[DONE]`).
+    Finished,
+    /// An event reported an error, or could not be read.
+    Failed {
+        /// The event's data, which a call gives the catalogue as the body.
+        body: String,
+    },
+    /// The bytes ran out before a terminal event.
+    Closed,
+    /// The bytes were not valid UTF-8.
+    NotUtf8,
+    /// The bytes could not be parsed as server-sent events.
+    NotEvents,
+}
+
+/// What a whole body said, read by [`read_stream_chunks`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamReading {
+    /// Every text piece before the end, joined.
+    pub text: String,
+    /// The stop reason, if the provider gave one.
+    pub stop: Option<StopReason>,
+    /// How the body ended.
+    pub end: StreamEnd,
+}
+
+/// Reads a whole body, delivered in `chunks`, event by event the way a call reads its
+/// stream (the same SSE parsing, [`events`], and the same reading of each event), but
+/// with every chunk at hand and so no timeouts. For the fuzz targets (`fuzz/`) and
+/// tests: whatever the bytes and wherever the chunks split them, it never panics.
+///
+/// ```
+/// use providers::{StreamEnd, Wire, read_stream_chunks};
+/// let body = "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: [DONE]\n\n";
+/// let (first, rest) = body.as_bytes().split_at(9);
+/// let reading = read_stream_chunks(Wire::OpenAi, [first, rest]);
+/// assert_eq!((reading.text.as_str(), reading.end), ("Hi", StreamEnd::Finished));
+/// ```
+pub fn read_stream_chunks<'a>(
+    wire: Wire,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> StreamReading {
+    let body = stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+    let mut events = events(body);
+    let mut progress = Progress::default();
+    let end = loop {
+        // Every chunk is at hand, so the stream is always ready.
+        let Some(next) = events.next().now_or_never() else {
+            break StreamEnd::Closed;
+        };
+        match next {
+            None => break StreamEnd::Closed,
+            Some(Ok(event)) => match wire.read_event(&event, &mut progress) {
+                EventMeaning::Continue => continue,
+                EventMeaning::Finished => break StreamEnd::Finished,
+                EventMeaning::Failed { body } => break StreamEnd::Failed { body },
+            },
+            Some(Err(EventStreamError::Utf8(_))) => break StreamEnd::NotUtf8,
+            Some(Err(EventStreamError::Parser(_))) => break StreamEnd::NotEvents,
+            Some(Err(EventStreamError::Transport(never))) => match never {},
+        }
+    };
+    StreamReading {
+        text: progress.text,
+        stop: progress.stop,
+        end,
     }
 }
 

@@ -1,6 +1,8 @@
 //! The key: read from its environment variable at call time, sent in the wire
 //! format's header, and found nowhere else: not in evidence, not in the `Debug` of
-//! the adapter, its configuration or the outcome. A variable that is configured but
+//! the adapter, its configuration or the outcome, not even when the provider sends
+//! it back (in an error body, a header, a stream's error event, an answer, or a
+//! body cut at its cap part-way through it). A variable that is configured but
 //! unusable fails the call before anything is sent.
 //!
 //! One test in its own binary, because it sets environment variables: nothing else
@@ -8,8 +10,10 @@
 
 use catalogue::Evidence;
 use policy::ProviderKind;
-use providers::mock::{MockProvider, MockResponse, ReceivedAuth};
-use providers::{Adapter, CallOutcome, CallRequest, Message, ProviderConfig};
+use providers::mock::{MockProvider, MockResponse, MockStop, ReceivedAuth};
+use providers::{
+    Adapter, CallOutcome, CallRequest, MAX_ERROR_BODY_BYTES, Message, ProviderConfig, StopReason,
+};
 
 const ANTHROPIC_KEY: &str = "sk-ant-test-key-0123456789abcdef";
 const OPENAI_KEY: &str = "sk-proj-test-key-fedcba9876543210";
@@ -161,5 +165,117 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
                 }
             }
         }
+
+        // A provider that sends the key back: each response quotes it, and the
+        // outcome holds `[redacted]` where it was.
+        for (kind, variable, key) in [
+            (ProviderKind::Anthropic, "SWITCHBACK_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY),
+            (ProviderKind::Openai, "SWITCHBACK_TEST_OPENAI_KEY", OPENAI_KEY),
+        ] {
+            for (response, expected) in echoing_responses(key) {
+                let context = format!("{kind:?} {response:?}");
+                let mock = MockProvider::start().await;
+                mock.push(response);
+                let config = ProviderConfig {
+                    api_key_env: Some(variable.to_owned()),
+                    ..mock.config(kind)
+                };
+                let outcome = Adapter::new(config, providers::http_client())
+                    .call(&request())
+                    .await;
+                let shown = format!("{outcome:?}");
+                for piece in [key, &key[key.len() - 12..], &key[..12]] {
+                    assert!(!shown.contains(piece), "{context}: {piece} shows in {shown}");
+                }
+                match (&outcome, expected) {
+                    (CallOutcome::Answered { text, stop }, Echoed::Answer(expected)) => {
+                        assert_eq!(text, expected, "{context}");
+                        assert_eq!(*stop, StopReason::End, "{context}");
+                    }
+                    (
+                        CallOutcome::Failed {
+                            evidence,
+                            partial_output,
+                        },
+                        Echoed::Failure {
+                            body,
+                            header,
+                            partial,
+                        },
+                    ) => {
+                        let kept = evidence.body.as_deref().unwrap_or_default();
+                        assert!(kept.ends_with(body), "{context}: {kept}");
+                        assert_eq!(evidence.headers.get("x-echo"), header, "{context}");
+                        assert_eq!(partial_output, partial, "{context}");
+                    }
+                    (outcome, expected) => panic!("{context}: {outcome:?}, expected {expected:?}"),
+                }
+            }
+        }
     });
+}
+
+/// What a call to an echoing provider comes back with, the key scrubbed.
+#[derive(Debug)]
+enum Echoed {
+    /// The answer's text.
+    Answer(&'static str),
+    /// A failure: how the evidence body ends, the `x-echo` header, the partial output.
+    Failure {
+        body: &'static str,
+        header: Option<&'static str>,
+        partial: &'static str,
+    },
+}
+
+/// Responses quoting `key`, and what each comes back as.
+fn echoing_responses(key: &str) -> Vec<(MockResponse, Echoed)> {
+    // Cut at the cap ten characters into the key.
+    let filler = "x".repeat(MAX_ERROR_BODY_BYTES - 10);
+    vec![
+        (
+            MockResponse::Error {
+                status: 401,
+                headers: vec![("x-echo".into(), format!("key={key}"))],
+                body: format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}"}}}}"#),
+            },
+            Echoed::Failure {
+                body: r#"{"error":{"message":"Incorrect API key provided: [redacted]"}}"#,
+                header: Some("key=[redacted]"),
+                partial: "",
+            },
+        ),
+        (
+            MockResponse::Error {
+                status: 502,
+                headers: Vec::new(),
+                body: format!("{filler}{key}"),
+            },
+            Echoed::Failure {
+                body: "xxx[redacted]",
+                header: None,
+                partial: "",
+            },
+        ),
+        (
+            MockResponse::StreamError {
+                text_before: format!("You sent {key}, and"),
+                event: format!(
+                    r#"{{"type":"error","error":{{"type":"overloaded_error","message":"credential {key}"}}}}"#
+                ),
+            },
+            Echoed::Failure {
+                body: r#""message":"credential [redacted]"}}"#,
+                header: None,
+                partial: "You sent [redacted], and",
+            },
+        ),
+        (
+            MockResponse::Reply {
+                text: format!("Your key is {key}."),
+                stop: MockStop::End,
+            },
+            Echoed::Answer("Your key is [redacted]."),
+        ),
+    ]
 }
