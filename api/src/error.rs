@@ -137,7 +137,7 @@ pub enum ApiError {
         limit: u64,
     },
     /// 408: the request was not read and answered within the server's time
-    /// limit; whatever it asked for was not done.
+    /// limit. A change it asked for may or may not have been made.
     #[error("{message}")]
     RequestTimeout {
         /// For people.
@@ -332,7 +332,7 @@ impl ApiError {
     pub fn request_timeout(limit_s: u64) -> Self {
         Self::RequestTimeout {
             message: format!(
-                "The request was not read and answered within {limit_s} s, so it was given up; nothing was changed by it."
+                "The request was not read and answered within {limit_s} s, so it was given up. A change it asked for may or may not have been made: read before sending it again (a task sent with an Idempotency-Key can be sent again as it was)."
             ),
         }
     }

@@ -271,7 +271,7 @@ fn hand_written() -> [(&'static str, Value); 16] {
 /// - the refusals every operation can meet before its handler runs: 401 (a
 ///   server with an admin token, called without it), 403 (a foreign host
 ///   name, or a write from another site), 408 (not read and answered in
-///   time), 429 for a write (too many from this client), and for a body 400
+///   time), 429 (too many changes, or wrong tokens, from this client), and for a body 400
 ///   (not JSON), 413 (too large) and 415 (not declared as JSON);
 /// - the admin token as a bearer scheme, needed only when the server has one.
 pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
@@ -377,9 +377,11 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
             responses["403"] =
                 error("A host name this server does not answer to, or a write from another site");
             responses["408"] = error("The request was not read and answered in time");
-            if writes {
-                responses["429"] = error("Too many changes from this client; see Retry-After");
-            }
+            responses["429"] = error(if writes {
+                "Too many changes, or too many wrong tokens, from this client; see Retry-After"
+            } else {
+                "Too many wrong tokens from this client; see Retry-After"
+            });
             if has_body {
                 responses["400"] = error("The body is not JSON");
                 responses["413"] = error("The body is larger than 1 MiB");

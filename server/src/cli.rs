@@ -160,6 +160,12 @@ pub enum ConfigError {
          To serve only this machine, use --bind 127.0.0.1:3000"
     )]
     TokenRequired(SocketAddr),
+    /// A public name without a token.
+    #[error(
+        "switchback answers to the public name {0}, so others can reach it through a proxy or DNS, and it needs an admin token: \
+         set SWITCHBACK_ADMIN_TOKEN, or pass --admin-token-file FILE (at least 16 characters, for example from `openssl rand -hex 32`)"
+    )]
+    TokenRequiredForName(String),
 }
 
 impl ServeArgs {
@@ -193,6 +199,13 @@ impl ServeArgs {
         }
         if admin_token.is_none() && !self.bind.ip().is_loopback() {
             return Err(ConfigError::TokenRequired(self.bind));
+        }
+        // A public name means a proxy or DNS brings others to this server,
+        // even when it listens on loopback behind that proxy.
+        if admin_token.is_none() && !self.public_name.is_empty() {
+            return Err(ConfigError::TokenRequiredForName(
+                self.public_name[0].clone(),
+            ));
         }
         Ok(Config {
             bind: self.bind,
@@ -258,7 +271,9 @@ mod tests {
         else {
             panic!("serve")
         };
-        let config = args.into_config(None).unwrap();
+        let config = args
+            .into_config(Some("a-token-long-enough-0123".to_owned()))
+            .unwrap();
         assert_eq!(config.allowed_key_envs, ["VAULT_TOKEN", "other_key"]);
         assert_eq!(config.public_names, ["switchback.example.com"]);
     }
@@ -288,7 +303,7 @@ mod tests {
         let file = file.to_str().unwrap();
         let long = || Some("from-the-environment-0123".to_owned());
         // (arguments, SWITCHBACK_ADMIN_TOKEN, the token, or the error's start)
-        let table: [Row<'_>; 8] = [
+        let table: [Row<'_>; 9] = [
             (&[], None, Ok(None)),
             (&["--bind", "[::1]:3000"], None, Ok(None)),
             (
@@ -315,6 +330,11 @@ mod tests {
                 &[],
                 Some("short".to_owned()),
                 Err("the admin token is 5 characters long; use at least 16"),
+            ),
+            (
+                &["--public-name", "switchback.example.com"],
+                None,
+                Err("switchback answers to the public name switchback.example.com"),
             ),
             (
                 &["--admin-token-file", "/nonexistent/token"],

@@ -2,8 +2,9 @@
 //! while a server uses it. SQLite's `VACUUM INTO` reads the database in one
 //! read transaction (writers go on meanwhile, in the write-ahead log) and
 //! writes a compact copy; the copy is written beside `FILE`, checked with
-//! `PRAGMA integrity_check`, and only then renamed to `FILE`, so `FILE`
-//! either is a whole, checked backup or does not exist. Restoring is
+//! `PRAGMA integrity_check`, and only then linked as `FILE` (a link never
+//! replaces a file), so `FILE` either is a whole, checked backup or does not
+//! exist. Restoring is
 //! starting a server on the copy: its waiting routes resume from their
 //! stored deadlines. PostgreSQL is backed up with `pg_dump`.
 
@@ -75,7 +76,9 @@ pub fn backup(database_url: &str, target: &Path) -> Result<Backup, BackupError> 
     let mut partial = target.as_os_str().to_owned();
     partial.push(".partial");
     let partial = PathBuf::from(partial);
-    let _ = std::fs::remove_file(&partial);
+    if partial.exists() {
+        return Err(BackupError::Exists(partial));
+    }
     let outcome = copy_and_check(&source, &partial);
     let counts = match outcome {
         Ok(counts) => counts,
@@ -84,7 +87,16 @@ pub fn backup(database_url: &str, target: &Path) -> Result<Backup, BackupError> 
             return Err(error);
         }
     };
-    std::fs::rename(&partial, target)?;
+    // A hard link never replaces a file: one made at `target` meanwhile stays.
+    let linked = std::fs::hard_link(&partial, target);
+    let _ = std::fs::remove_file(&partial);
+    match linked {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(BackupError::Exists(target.to_path_buf()));
+        }
+        Err(error) => return Err(error.into()),
+    }
     Ok(Backup {
         tasks: counts.0,
         open_routes: counts.1,

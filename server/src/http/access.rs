@@ -279,15 +279,17 @@ pub async fn require_access(
         return next.run(request).await;
     }
     let client = client_address(&request);
+    // A client that has guessed wrong too often is refused before its next
+    // bearer token is even compared: a right guess must not get through.
+    if bearer(request.headers()).is_some()
+        && let Some(retry_after_s) = access.refused_for(client)
+    {
+        return AppError::from(ApiError::rate_limited("wrong tokens", retry_after_s))
+            .into_response();
+    }
     match access.admits(request.headers()) {
         Credential::Valid => return next.run(request).await,
-        Credential::Wrong => {
-            if let Some(retry_after_s) = access.refused_for(client) {
-                return AppError::from(ApiError::rate_limited("failed sign-ins", retry_after_s))
-                    .into_response();
-            }
-            access.failed(client);
-        }
+        Credential::Wrong => access.failed(client),
         Credential::Missing => {}
     }
     let is_call = path == "/api" || path.starts_with("/api/") || path.starts_with("/fn/");
@@ -308,9 +310,10 @@ pub struct LoginQuery {
     next: Option<String>,
 }
 
-/// The login form's fields.
+/// The login form's fields (a missing token reads as an empty one).
 #[derive(Debug, Deserialize)]
 pub struct LoginForm {
+    #[serde(default)]
     token: String,
     next: Option<String>,
 }
@@ -348,6 +351,13 @@ pub async fn login(
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
         return Ok(response);
+    }
+    if form.token.trim().is_empty() {
+        return Ok(login_html(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            next,
+            Some("Enter the admin token."),
+        ));
     }
     if !access.is_token(&form.token) {
         access.failed(client);

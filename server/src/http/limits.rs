@@ -1,6 +1,6 @@
 //! Limits that keep one client from wearing the server down: a per-client
 //! budget of changes (every method but GET, HEAD and OPTIONS), and a time
-//! limit on reading and answering any request. The page's live stream is
+//! limit on reading a request's body and starting its answer. The page's live stream is
 //! not held to the time limit: its answer starts at once, and only the
 //! answer's start is timed.
 
@@ -14,7 +14,7 @@ use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use governor::clock::{Clock as _, DefaultClock};
+use governor::clock::Clock as _;
 use governor::{DefaultKeyedRateLimiter, Quota};
 
 use super::access::client_address;
@@ -52,7 +52,7 @@ impl MutationLimit {
     fn refused_for(&self, client: IpAddr) -> Option<u64> {
         let limiter = self.limiter.as_ref()?;
         let not_until = limiter.check_key(&client).err()?;
-        let wait = not_until.wait_time_from(DefaultClock::default().now());
+        let wait = not_until.wait_time_from(limiter.clock().now());
         // Whole seconds, rounded up: a client that waits as told is let in.
         Some(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
     }
@@ -66,8 +66,10 @@ impl MutationLimit {
 }
 
 /// The middleware: refuse a change past the client's budget with 429 and
-/// `Retry-After`, and give up on a request not answered in time with 408.
-pub async fn limit(State(limit): State<MutationLimit>, request: Request, next: Next) -> Response {
+/// `Retry-After`. It sits inside the guard and the access rule, so only a
+/// change that would otherwise be served spends the budget (a forged
+/// cross-site post or a call without the token does not).
+pub async fn budget(State(limit): State<MutationLimit>, request: Request, next: Next) -> Response {
     let changes = !matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
@@ -75,6 +77,12 @@ pub async fn limit(State(limit): State<MutationLimit>, request: Request, next: N
     if changes && let Some(retry_after_s) = limit.refused_for(client_address(&request)) {
         return AppError::from(ApiError::rate_limited("changes", retry_after_s)).into_response();
     }
+    next.run(request).await
+}
+
+/// The middleware: give up on a request whose body is not read and whose
+/// answer has not started within [`REQUEST_TIMEOUT`] (408).
+pub async fn timeout(request: Request, next: Next) -> Response {
     match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {

@@ -1,9 +1,9 @@
 //! The HTTP surface: the JSON API, the health check, the server-rendered app,
 //! its plain-form posts and the embedded static files, all in one axum router
-//! behind the same layers, outermost first: security headers; the per-client
-//! budget of changes and the request time limit ([`limits`]); the guard
-//! (foreign host names, cross-site writes, oversized bodies); the access rule
-//! (the admin token, sessions: [`access`]).
+//! behind the same layers, outermost first: security headers; the request
+//! time limit; the guard (foreign host names, cross-site writes, oversized
+//! bodies); the access rule (the admin token, sessions: [`access`]); the
+//! per-client budget of changes ([`limits`]).
 
 pub mod access;
 pub mod api;
@@ -73,14 +73,15 @@ pub fn router(state: AppState) -> Router {
         .fallback(web::static_file_or_not_found)
         .layer(DefaultBodyLimit::max(api::MAX_BODY_BYTES))
         .layer(from_fn_with_state(
+            state.mutation_limit.clone(),
+            limits::budget,
+        ))
+        .layer(from_fn_with_state(
             state.access.clone(),
             access::require_access,
         ))
         .layer(from_fn_with_state(state.host_guard.clone(), guard::guard))
-        .layer(from_fn_with_state(
-            state.mutation_limit.clone(),
-            limits::limit,
-        ))
+        .layer(from_fn(limits::timeout))
         .layer(from_fn(headers::security_headers))
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())

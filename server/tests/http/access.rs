@@ -122,6 +122,14 @@ async fn without_the_token_nothing_but_health_login_and_files_answers() {
 #[tokio::test]
 async fn signing_in_gives_a_strict_session_that_opens_the_pages() {
     let api = Api::with(guarded()).await;
+    // A login without its token gets the form back, asking for it.
+    let empty = login(&api, "  ", &[]).await;
+    assert_eq!(empty.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        empty.text.contains("Enter the admin token."),
+        "{}",
+        empty.text
+    );
     let wrong = login(&api, "not-the-token-at-all", &[]).await;
     assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
     assert!(
@@ -215,12 +223,21 @@ async fn wrong_tokens_are_refused_past_the_limit_even_when_the_next_is_right() {
         .await;
     assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(answer.json()["error"], "rate_limited");
-    // The right bearer token still works: refusals hold back guessers, not the operator.
+    // Not even the right bearer token is compared until the window ends.
     let bearer = format!("Bearer {TOKEN}");
     let answer = api
         .send(get("/api/tasks", &[("authorization", bearer.as_str())]))
         .await;
-    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    // Another address is not held back.
+    let mut from_elsewhere = get("/api/tasks", &[("authorization", bearer.as_str())]);
+    from_elsewhere
+        .extensions_mut()
+        .insert(axum::extract::ConnectInfo(std::net::SocketAddr::from((
+            [192, 0, 2, 7],
+            40_000,
+        ))));
+    assert_eq!(api.send(from_elsewhere).await.status, StatusCode::OK);
 }
 
 #[tokio::test]
