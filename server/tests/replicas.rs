@@ -9,7 +9,7 @@ mod common;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Json;
@@ -68,21 +68,10 @@ async fn completions(State(calls): State<Calls>, Json(body): Json<Value>) -> Res
 /// The counting provider on a runtime of its own: its base URL and its counts.
 fn start_provider() -> (String, Calls) {
     let calls = Calls::default();
-    let (address_tx, address_rx) = mpsc::channel();
-    let shared = calls.clone();
-    std::thread::spawn(move || {
-        tokio::runtime::Runtime::new()
-            .unwrap()
-            .block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                address_tx.send(listener.local_addr().unwrap()).unwrap();
-                let router = axum::Router::new()
-                    .route("/v1/chat/completions", axum::routing::post(completions))
-                    .with_state(shared);
-                axum::serve(listener, router).await.unwrap();
-            });
-    });
-    (format!("http://{}", address_rx.recv().unwrap()), calls)
+    let router = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(completions))
+        .with_state(calls.clone());
+    (common::serve_on_loopback(router), calls)
 }
 
 /// The ids of the tasks whose route events arrive on `address`'s event stream.
@@ -111,24 +100,12 @@ fn watch_events(address: &str) -> Arc<Mutex<HashSet<String>>> {
 /// How many of the run's routes are in each state, read through `address`.
 fn states(address: &str) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let path = match &cursor {
-            Some(cursor) => format!("/api/tasks?limit=200&cursor={cursor}"),
-            None => "/api/tasks?limit=200".to_owned(),
-        };
-        let (status, page) = request(address, "GET", &path, None);
-        assert_eq!(status, 200, "{page}");
-        for task in page["tasks"].as_array().unwrap() {
-            *counts
-                .entry(task["route"]["state"].as_str().unwrap().to_owned())
-                .or_insert(0) += 1;
-        }
-        match page["next_cursor"].as_str() {
-            Some(next) => cursor = Some(next.to_owned()),
-            None => return counts,
-        }
+    for task in common::list_tasks(address) {
+        *counts
+            .entry(task["route"]["state"].as_str().unwrap().to_owned())
+            .or_insert(0) += 1;
     }
+    counts
 }
 
 #[test]
