@@ -185,6 +185,8 @@ impl PostgresStore {
                             }
                         }
                     }
+                    // A pool closed by a clean stop is no failure.
+                    Err(_) if self.pool.is_closed() => return,
                     Err(error) => {
                         tracing::warn!(error = %error, "listening for route events failed");
                     }
