@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use api::KeyEnvRules;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
@@ -18,9 +18,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = crate::store::open(&config.database_url, &config.replica).await?;
     store.init_instance(clock.now()).await?;
-    let listener = TcpListener::bind(config.bind)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.bind))?;
+    let listener =
+        listen(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
     let local_addr = listener.local_addr()?;
     crate::http::metrics::handle();
     let engine = Engine::new(
@@ -89,6 +88,20 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("switchback stopped");
     Ok(())
+}
+
+/// A listener with room for a burst of connections: tokio's default
+/// backlog of 128 drops some of 200 clients connecting at once (each then
+/// waits a second to try again).
+fn listen(bind: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if bind.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(bind)?;
+    socket.listen(1024)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
