@@ -127,8 +127,12 @@ async fn a_form_on_another_site_cannot_add_a_provider() -> anyhow::Result<()> {
     let server = TestServer::start()?;
     let browser = Browser::launch().await?;
     let page = browser.page(Device::Desktop, true).await?;
-    // To a browser, localhost and 127.0.0.1 are different sites.
-    let other_site = server.url("/providers").replace("127.0.0.1", "localhost");
+    // To a browser, localhost and 127.0.0.1 are different sites. The forged
+    // form sits on an answer that is not one of the app's pages: a page's own
+    // policy (`form-action 'self'`) would stop the post in the browser before
+    // the server's refusal is ever tried, and another site's page carries no
+    // such policy.
+    let other_site = server.url("/healthz").replace("127.0.0.1", "localhost");
     page.goto(&other_site, None).await?;
     let target = server.url("/providers");
     let _: Value = page

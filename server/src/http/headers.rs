@@ -24,8 +24,10 @@ pub fn page_policy(nonce: &str) -> String {
 }
 
 /// The policy of anything that is not a rendered page.
-const NOTHING_POLICY: &str =
-    "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+/// It names no `form-action`: a form post's redirect is such an answer, and a
+/// browser without scripts that met `form-action 'none'` on it would not
+/// follow it to the page it leads to.
+const NOTHING_POLICY: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'";
 
 /// The middleware: add the headers an answer lacks (a page's own policy stays).
 pub async fn security_headers(request: Request, next: Next) -> Response {
