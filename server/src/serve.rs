@@ -72,6 +72,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if access.is_guarded() {
         tracing::info!("an admin token guards every call and page; sign in at /login");
     }
+    let shutdown = shutdown_signal();
     // Tests and scripts read the address from the end of this line.
     tracing::info!("switchback listening on http://{local_addr}");
     let stopping = engine.clone();
@@ -80,7 +81,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
     )
     .with_graceful_shutdown(async move {
-        shutdown_signal().await;
+        shutdown.await;
         stopping.shut_down();
     })
     .await
@@ -104,25 +105,43 @@ fn listen(bind: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on Ctrl-C or SIGTERM. The signals are listened for from the call
+/// on, not from the first poll: one that comes between the log line saying
+/// where it listens and the server's first turn must still stop it cleanly
+/// (without a handler, SIGTERM ends the process on the spot).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
     };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let interrupt = async {
+                match interrupt.as_mut() {
+                    Some(signal) => drop(signal.recv().await),
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let terminate = async {
+                match terminate.as_mut() {
+                    Some(signal) => drop(signal.recv().await),
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = interrupt => {},
+                () = terminate => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
 }

@@ -55,6 +55,26 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
     );
 }
 
+/// The moment it says where it listens, it stops cleanly on SIGTERM: the
+/// handler is in place before that line (a supervisor or script that stops it
+/// as soon as it is up must not kill it mid-start). Each round sends the
+/// signal as soon as the line is read.
+#[test]
+fn sigterm_right_after_the_listening_line_is_a_clean_stop() {
+    for _ in 0..5 {
+        let work_dir = tempfile::tempdir().unwrap();
+        let (_, mut child, lines_rx) = start_server(&work_dir.path().join("switchback.db"));
+        common::signal(&mut child, "-TERM");
+        let exit = child.wait().unwrap();
+        assert!(exit.success(), "clean exit on an early SIGTERM: {exit:?}");
+        let rest: Vec<String> = lines_rx.iter().collect();
+        assert!(
+            rest.iter().any(|line| line.contains("switchback stopped")),
+            "{rest:?}"
+        );
+    }
+}
+
 #[test]
 fn policy_check_prints_version_2_or_field_errors() {
     let dir = tempfile::tempdir().unwrap();
