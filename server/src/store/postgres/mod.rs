@@ -180,6 +180,7 @@ impl PostgresStore {
                             .await
                         {
                             Ok(()) => listener = Some(connected),
+                            Err(_) if self.pool.is_closed() => return,
                             Err(error) => {
                                 tracing::warn!(error = %error, "listening for route events failed");
                             }
@@ -255,6 +256,9 @@ impl PostgresStore {
                         // A second without news, or the connection lost and made
                         // again (what it carried is lost): look, to be sure.
                         Ok(Ok(None)) | Err(_) => wake = Wake::everything(),
+                        // The listener reconnects through the pool: a clean stop
+                        // that closed it is no failure.
+                        Ok(Err(_)) if self.pool.is_closed() => return,
                         Ok(Err(error)) => {
                             tracing::warn!(error = %error, "listening for route events failed");
                             listener = None;
