@@ -45,8 +45,6 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -56,6 +54,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use common::process::{Errors, Serve, cpu_seconds, status_mb, ticks_per_second};
 use common::{percentile, streamed_reply};
 use policy::route::RouteState;
 use providers::reqwest;
@@ -69,8 +68,6 @@ const MUTATIONS_PER_MINUTE: &str = "1000000";
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the routes may take to settle once the load ends.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// Errors printed in full; the rest are only counted.
-const ERROR_SAMPLES: usize = 10;
 
 /// The requests a client makes, in the order it makes them.
 #[derive(Clone, Copy)]
@@ -91,27 +88,6 @@ impl Kind {
             Kind::List => "GET /api/tasks?limit=20",
             Kind::ListByState => "GET /api/tasks?state=completed&limit=20",
         }
-    }
-}
-
-/// Every error of the run: a count, and the first few in words.
-#[derive(Default)]
-struct Errors {
-    count: AtomicU64,
-    samples: Mutex<Vec<String>>,
-}
-
-impl Errors {
-    fn record(&self, what: String) {
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let mut samples = self.samples.lock().unwrap();
-        if samples.len() < ERROR_SAMPLES {
-            samples.push(what);
-        }
-    }
-
-    fn count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
     }
 }
 
@@ -185,94 +161,6 @@ fn start_mock(latency: Duration) -> (String, Mock) {
     (format!("http://{}", address_rx.recv().unwrap()), mock)
 }
 
-/// `switchback serve` as a child process, killed if dropped.
-struct Serve {
-    child: Child,
-    base: String,
-    /// Lines it logged at WARN or ERROR: a count and the first few.
-    complaints: Arc<Errors>,
-}
-
-impl Serve {
-    fn start(dir: &std::path::Path) -> Serve {
-        let database = format!("sqlite://{}", dir.join("load.db").display());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--database", &database])
-            .env("NO_COLOR", "1")
-            .env("SWITCHBACK_MUTATIONS_PER_MINUTE", MUTATIONS_PER_MINUTE)
-            .current_dir(dir)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let complaints = Arc::new(Errors::default());
-        let (address_tx, address_rx) = mpsc::channel();
-        let tally = complaints.clone();
-        // Read to the end, so a chatty log never blocks the server on a full pipe.
-        std::thread::spawn(move || {
-            let mut address_tx = Some(address_tx);
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.split("listening on http://").nth(1)
-                    && let Some(address_tx) = address_tx.take()
-                {
-                    let _ = address_tx.send(url.trim().to_owned());
-                }
-                if line.contains(" WARN ") || line.contains(" ERROR ") {
-                    tally.record(line);
-                }
-            }
-        });
-        let address = address_rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("serve logs the address it listens on");
-        Serve {
-            child,
-            base: format!("http://{address}"),
-            complaints,
-        }
-    }
-
-    /// SIGTERM, then wait: whether it stopped cleanly.
-    fn stop(&mut self) -> Result<(), String> {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .map_err(|error| format!("kill: {error}"))?;
-        if !sent.success() {
-            return Err(format!("kill -TERM: {sent}"));
-        }
-        let status = self.child.wait().map_err(|error| error.to_string())?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("serve exited with {status} on SIGTERM"))
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A `/proc/PID/status` figure in MB (`VmHWM`: the peak resident set).
-fn status_mb(pid: &str, field: &str) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<f64>()
-                .ok()
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 /// How many connection attempts the kernel has dropped because a listener's
 /// accept queue was full (`ListenOverflows`, for the whole machine): each costs
 /// its client a SYN retransmit, a second or more.
@@ -285,17 +173,6 @@ fn listen_overflows() -> Option<u64> {
         .zip(values.split_whitespace())
         .find(|(name, _)| *name == "ListenOverflows")
         .and_then(|(_, value)| value.parse().ok())
-}
-
-/// The kernel's clock ticks a second, in which `/proc` counts CPU time.
-fn ticks_per_second() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|output| String::from_utf8(output.stdout).ok())
-        .and_then(|text| text.trim().parse::<f64>().ok())
-        .unwrap_or(100.0)
 }
 
 /// CPU time so far, in seconds: serve's, the bench's own, the whole
@@ -332,24 +209,6 @@ impl CpuTimes {
             io_wait: field(4) / ticks,
         }
     }
-}
-
-/// A process's CPU time so far (user + system), in seconds.
-fn cpu_seconds(pid: &str, ticks_per_second: f64) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // After the command name in parentheses: state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or("", |(_, rest)| rest)
-        .split_whitespace()
-        .collect();
-    let ticks = |index: usize| {
-        fields
-            .get(index)
-            .and_then(|value| value.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / ticks_per_second
 }
 
 /// One request, its body read to the end (so the connection is reused): how
@@ -624,8 +483,14 @@ fn describe(counts: &BTreeMap<&'static str, usize>) -> String {
 async fn run(clients: usize, seconds: u64, latency: Duration) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let (mock_url, mock) = start_mock(latency);
-    let mut serve = Serve::start(dir.path());
-    let serve_pid = serve.child.id().to_string();
+    let database = format!("sqlite://{}", dir.path().join("load.db").display());
+    let mut serve = Serve::start(
+        dir.path(),
+        &database,
+        &[("SWITCHBACK_MUTATIONS_PER_MINUTE", MUTATIONS_PER_MINUTE)],
+        "",
+    );
+    let serve_pid = serve.pid();
     let base: Arc<str> = serve.base.clone().into();
     let errors = Arc::new(Errors::default());
     let setup = providers::http_client();

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::sync::{Arc, Mutex};
 
 /// A streamed OpenAI-style reply, "Hello", as the loopback provider sends it.

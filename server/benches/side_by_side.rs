@@ -1,0 +1,905 @@
+//! Switchback beside the gateway people use instead, LiteLLM's Router, on the
+//! same loopback mock provider with the same scripts (a bench binary, not a
+//! timed test; `scripts/bench` runs every scenario several times and writes
+//! the table). Each run prints what it saw in words, then its figures as
+//! `figure NAME VALUE` lines for `scripts/bench` to gather.
+//!
+//! `cargo bench --workspace --bench side_by_side --profile release -- SCENARIO ...`
+//!
+//! - `retry switchback sqlite|postgres TASKS` and `retry litellm TASKS`: TASKS
+//!   requests through two candidates (`bench-a`, then `bench-b`), two retries
+//!   and a fallback; the mock answers each candidate's first two calls for a
+//!   prompt with `429` + `retry-after: 0` and its third with a streamed reply.
+//!   Switchback is `switchback serve` (tasks created through the API, 64 at a
+//!   time, until every route has completed); LiteLLM is `bench/peer/router.py`
+//!   (64 requests in flight). Wall time, CPU seconds and peak RSS of the
+//!   process doing the work, and the upstream requests it sent per request.
+//! - `reset switchback` and `reset litellm`: one request to an Anthropic-style
+//!   provider that answers `429` with `anthropic-ratelimit-requests-reset` 2 s
+//!   ahead (and no `retry-after`) until then: how many requests each sends
+//!   before the reset (the first one, which learns of the limit, counts), and
+//!   whether and when the request completes.
+//! - `classify switchback` and `classify litellm`: the cost of classifying one
+//!   error, over the fixtures in `fixtures/providers/` that carry an HTTP status
+//!   (LiteLLM's exception mapping needs one); Switchback also over all of them.
+//! - `waiting sqlite|postgres ROUTES`: ROUTES routes waiting an hour out,
+//!   written into the database, then serve started on it: how long its restart
+//!   reconciliation takes (its own `route engine started ... elapsed_ms`), its
+//!   resident set once started, and its peak.
+//! - `pages REQUESTS`: server-side rendering of the profile editor and of a
+//!   task's route page, REQUESTS of each one after the other: p50 and p99.
+//!
+//! PostgreSQL is the test database (`SWITCHBACK_TEST_POSTGRES_URL`, else
+//! `127.0.0.1:5432/test`), each run in a schema of its own. LiteLLM runs in
+//! the virtual environment `scripts/bench` makes (`bench/peer/.venv`; another
+//! interpreter by `SWITCHBACK_BENCH_PYTHON`).
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use common::percentile;
+use common::process::{Serve, cpu_seconds, status_mb, ticks_per_second};
+use futures_util::StreamExt;
+use providers::reqwest;
+use serde_json::{Value, json};
+
+/// Requests in flight at once, on both sides.
+const CONCURRENCY: usize = 64;
+/// How far ahead the reset scenario's limit resets.
+const RESET_AHEAD_MS: i64 = 2_000;
+/// The reset scenario's first candidate (its second is `claude-bench-b`).
+const RESET_FIRST_MODEL: &str = "claude-bench";
+/// The key the providers are given (by environment variable, as always).
+const KEY: &str = "sk-bench-not-a-real-key";
+
+fn figure(name: &str, value: f64) {
+    println!("figure {name} {value}");
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+// ---------------------------------------------------------------------------
+// The mock provider: both wire formats, counting every request.
+
+#[derive(Clone, Default)]
+struct Mock {
+    /// Calls so far by model and prompt.
+    calls: Arc<Mutex<HashMap<(String, String), u32>>>,
+    requests: Arc<AtomicU64>,
+    /// The reset scenario's reset, in Unix milliseconds (0 until the first
+    /// request to `/v1/messages` sets it).
+    reset_at_ms: Arc<AtomicI64>,
+    before_reset: Arc<AtomicU64>,
+    after_reset: Arc<AtomicU64>,
+    /// When the first request after the reset arrived.
+    first_after_reset_ms: Arc<AtomicI64>,
+    /// Replies streamed for the first candidate's model (`claude-bench`).
+    first_candidate_replies: Arc<AtomicU64>,
+}
+
+/// The text of the first message, however the client shaped its content.
+fn first_prompt(body: &Value) -> String {
+    let content = &body["messages"][0]["content"];
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .find_map(|part| part["text"].as_str())
+            .unwrap_or_default()
+            .to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// A streamed OpenAI reply with every field the SDKs expect of a chunk.
+fn openai_stream(model: &str) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1_796_004_000,
+               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut stream = String::new();
+    for event in [
+        chunk(json!({"role": "assistant", "content": "Hel"}), Value::Null),
+        chunk(json!({"content": "lo"}), Value::Null),
+        chunk(json!({}), json!("stop")),
+    ] {
+        stream.push_str(&format!("data: {event}\n\n"));
+    }
+    stream.push_str("data: [DONE]\n\n");
+    stream
+}
+
+/// A streamed Anthropic reply.
+fn anthropic_stream(model: &str) -> String {
+    let events = [
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_bench", "type": "message",
+                "role": "assistant", "model": model, "content": [], "stop_reason": null,
+                "stop_sequence": null, "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                "usage": {"output_tokens": 2}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// OpenAI's format: each model's first two calls for a prompt are throttled.
+async fn completions(State(mock): State<Mock>, Json(body): Json<Value>) -> Response {
+    mock.requests.fetch_add(1, Ordering::Relaxed);
+    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    let seen = {
+        let mut calls = mock.calls.lock().unwrap();
+        let count = calls
+            .entry((model.clone(), first_prompt(&body)))
+            .or_insert(0);
+        *count += 1;
+        *count
+    };
+    if seen <= 2 {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "0".parse().unwrap());
+        let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
+        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
+    }
+    if body["stream"].as_bool() == Some(true) {
+        (
+            [("content-type", "text/event-stream")],
+            openai_stream(&model),
+        )
+            .into_response()
+    } else {
+        Json(json!({"id": "chatcmpl-bench", "object": "chat.completion", "created": 1_796_004_000,
+            "model": model, "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello"},
+            "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}))
+        .into_response()
+    }
+}
+
+/// Anthropic's format: throttled until the reset, with the reset in the
+/// `anthropic-ratelimit-requests-reset` header.
+async fn messages(State(mock): State<Mock>, Json(body): Json<Value>) -> Response {
+    mock.requests.fetch_add(1, Ordering::Relaxed);
+    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    let now = now_ms();
+    // The limit is met by the first request: it resets on the whole second (as
+    // Anthropic writes it) at least 2 s after that request (a client's own
+    // start-up, such as Python importing LiteLLM, then costs it nothing).
+    let proposed = (now + RESET_AHEAD_MS).div_euclid(1_000) * 1_000 + 1_000;
+    let reset_at_ms =
+        match mock
+            .reset_at_ms
+            .compare_exchange(0, proposed, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => proposed,
+            Err(current) => current,
+        };
+    if now < reset_at_ms {
+        mock.before_reset.fetch_add(1, Ordering::Relaxed);
+        let reset = jiff::Timestamp::from_millisecond(reset_at_ms).unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("anthropic-ratelimit-requests-limit", "50".parse().unwrap());
+        headers.insert(
+            "anthropic-ratelimit-requests-remaining",
+            "0".parse().unwrap(),
+        );
+        headers.insert(
+            "anthropic-ratelimit-requests-reset",
+            reset.to_string().parse().unwrap(),
+        );
+        let body = r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}"#;
+        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
+    }
+    if mock.after_reset.fetch_add(1, Ordering::Relaxed) == 0 {
+        mock.first_after_reset_ms.store(now, Ordering::Relaxed);
+    }
+    if model == RESET_FIRST_MODEL {
+        mock.first_candidate_replies.fetch_add(1, Ordering::Relaxed);
+    }
+    if body["stream"].as_bool() == Some(true) {
+        (
+            [("content-type", "text/event-stream")],
+            anthropic_stream(&model),
+        )
+            .into_response()
+    } else {
+        Json(
+            json!({"id": "msg_bench", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": "Hello"}], "stop_reason": "end_turn",
+            "stop_sequence": null, "usage": {"input_tokens": 5, "output_tokens": 2}}),
+        )
+        .into_response()
+    }
+}
+
+/// The mock on a thread and runtime of its own, so its work never shares the
+/// measured process's CPU accounting: its base URL and its state.
+fn start_mock() -> (String, Mock) {
+    let mock = Mock::default();
+    let state = mock.clone();
+    let (address_tx, address_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new()
+                .route("/v1/chat/completions", axum::routing::post(completions))
+                .route("/v1/messages", axum::routing::post(messages))
+                .with_state(state);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            address_tx.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (format!("http://{}", address_rx.recv().unwrap()), mock)
+}
+
+// ---------------------------------------------------------------------------
+// Switchback: `switchback serve` and its API.
+
+/// A database for one run: its URL, and the directory serve runs in.
+async fn database(driver: &str, dir: &Path) -> String {
+    match driver {
+        "sqlite" => format!("sqlite://{}", dir.join("bench.db").display()),
+        "postgres" => {
+            server::store::test_schema("switchback_bench")
+                .await
+                .unwrap()
+                .1
+        }
+        other => panic!("no driver {other:?}: sqlite or postgres"),
+    }
+}
+
+fn start_serve(dir: &Path, database: &str) -> Serve {
+    Serve::start(
+        dir,
+        database,
+        &[
+            ("SWITCHBACK_MUTATIONS_PER_MINUTE", "100000000"),
+            ("SWITCHBACK_MAX_OPEN_TASKS", "10000000"),
+            ("OPENAI_API_KEY", KEY),
+            ("ANTHROPIC_API_KEY", KEY),
+        ],
+        "route engine started",
+    )
+}
+
+async fn post(client: &reqwest::Client, base: &str, path: &str, body: &Value) -> Value {
+    let response = client
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert!(status.is_success(), "POST {path}: {status} {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A policy of two retries (the shortest backoff the policy allows), waits
+/// for a reset of up to a minute, and the next candidate when exhausted.
+fn policy() -> Value {
+    json!({"version": 2,
+        "transient": {"retry": {"enabled": true, "max_retries": 2, "initial_interval_ms": 100},
+                      "reset_wait": {"enabled": true, "max_wait_s": 60}, "on_exhausted": "skip"},
+        "hard": {"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
+                 "reset_wait": {"enabled": false, "max_wait_s": 3600}, "on_exhausted": "skip"}})
+}
+
+/// A provider of `kind` at `base_url` and a profile of two candidates on it.
+async fn profile(
+    client: &reqwest::Client,
+    base: &str,
+    kind: &str,
+    key_env: &str,
+    base_url: &str,
+    models: [&str; 2],
+) -> String {
+    let provider = post(
+        client,
+        base,
+        "/api/providers",
+        &json!({"name": format!("loopback {kind}"), "kind": kind, "base_url": base_url,
+                "api_key_env": key_env}),
+    )
+    .await;
+    let candidates: Vec<Value> = models
+        .iter()
+        .map(|model| {
+            json!({"provider_id": provider["id"], "model": model, "enabled": true,
+                   "max_tokens": 64, "policy": policy()})
+        })
+        .collect();
+    let profile = post(
+        client,
+        base,
+        "/api/profiles",
+        &json!({"name": format!("bench {kind}"), "candidates": candidates}),
+    )
+    .await;
+    profile["id"].as_str().unwrap().to_owned()
+}
+
+/// Serve's metrics: each line's name (with its labels) and value.
+async fn scrape(client: &reqwest::Client, base: &str) -> Vec<(String, f64)> {
+    let text = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let (name, value) = line.rsplit_once(' ')?;
+            Some((name.to_owned(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+fn metric_sum(metrics: &[(String, f64)], prefix: &str) -> f64 {
+    metrics
+        .iter()
+        .filter(|(name, _)| name.starts_with(prefix))
+        .map(|(_, value)| value)
+        .sum()
+}
+
+/// The upper bound of the histogram bucket the `p` quantile falls in, in ms.
+fn bucket_quantile_ms(metrics: &[(String, f64)], histogram: &str, p: f64) -> f64 {
+    let count = metric_sum(metrics, &format!("{histogram}_count"));
+    let mut buckets: Vec<(f64, f64)> = metrics
+        .iter()
+        .filter_map(|(name, value)| {
+            let bound = name
+                .strip_prefix(&format!("{histogram}_bucket{{le=\""))?
+                .strip_suffix("\"}")?;
+            Some((bound.parse().unwrap_or(f64::INFINITY), *value))
+        })
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    buckets
+        .iter()
+        .find(|(_, cumulative)| *cumulative >= count * p)
+        .map_or(f64::NAN, |(bound, _)| bound * 1_000.0)
+}
+
+/// Wait until `tasks` routes have completed and none is left anywhere else.
+async fn all_completed(client: &reqwest::Client, base: &str, tasks: usize) {
+    let give_up = Instant::now() + Duration::from_secs(600);
+    loop {
+        let metrics = scrape(client, base).await;
+        let completed = metric_sum(&metrics, "switchback_routes{state=\"completed\"}");
+        let all = metric_sum(&metrics, "switchback_routes{");
+        if completed as usize >= tasks {
+            assert_eq!(all, completed, "every route ends completed: {metrics:?}");
+            return;
+        }
+        assert!(
+            Instant::now() < give_up,
+            "{completed} of {tasks} completed after 10 minutes"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn retry_switchback(driver: &str, tasks: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let database = database(driver, dir.path()).await;
+    let (mock_url, mock) = start_mock();
+    let mut serve = start_serve(dir.path(), &database);
+    let (base, pid) = (serve.base.clone(), serve.pid());
+    let client = providers::http_client();
+    let profile = profile(
+        &client,
+        &base,
+        "openai_compatible",
+        "OPENAI_API_KEY",
+        &mock_url,
+        ["bench-a", "bench-b"],
+    )
+    .await;
+    let ticks = ticks_per_second();
+    let cpu_before = cpu_seconds(&pid, ticks);
+    let started = Instant::now();
+    let client_ref = &client;
+    let (base_ref, profile_ref) = (&base, &profile);
+    futures_util::stream::iter(0..tasks)
+        .map(|index| async move {
+            let response = client_ref
+                .post(format!("{base_ref}/api/tasks"))
+                .header("content-type", "application/json")
+                .header("idempotency-key", format!("bench-{index}"))
+                .body(
+                    json!({"profile_id": profile_ref, "prompt": format!("task-{index}")})
+                        .to_string(),
+                )
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::CREATED);
+            response.bytes().await.unwrap();
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect::<()>()
+        .await;
+    all_completed(&client, &base, tasks).await;
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds(&pid, ticks) - cpu_before;
+    let rss = status_mb(&pid, "VmHWM:");
+    let metrics = scrape(&client, &base).await;
+    let transitions = metric_sum(&metrics, "switchback_transitions_total");
+    let lateness_p99 = bucket_quantile_ms(&metrics, "switchback_deadline_lateness_seconds", 0.99);
+    let upstream = mock.requests.load(Ordering::Relaxed) as f64;
+    serve.stop().unwrap();
+    assert_eq!(
+        serve.complaints.count(),
+        0,
+        "serve logged warnings: {:?}",
+        serve.complaints.samples.lock().unwrap()
+    );
+    println!(
+        "retry, switchback on {driver}: {tasks} tasks completed in {wall:.2} s, {cpu:.2} CPU s, peak RSS {rss:.0} MB, \
+         {upstream} upstream requests ({:.2} a task), {transitions} transitions ({:.0}/s), deadline lateness p99 <= {lateness_p99} ms",
+        upstream / tasks as f64,
+        transitions / wall
+    );
+    let prefix = format!("retry.switchback.{driver}");
+    figure(&format!("{prefix}.wall_s"), wall);
+    figure(&format!("{prefix}.cpu_s"), cpu);
+    figure(&format!("{prefix}.peak_rss_mb"), rss);
+    figure(
+        &format!("{prefix}.upstream_per_request"),
+        upstream / tasks as f64,
+    );
+    figure(&format!("{prefix}.transitions_per_s"), transitions / wall);
+    figure(&format!("{prefix}.lateness_p99_ms"), lateness_p99);
+}
+
+// ---------------------------------------------------------------------------
+// LiteLLM: `bench/peer/router.py` in its virtual environment.
+
+fn python() -> String {
+    std::env::var("SWITCHBACK_BENCH_PYTHON").unwrap_or_else(|_| {
+        workspace()
+            .join("bench/peer/.venv/bin/python")
+            .display()
+            .to_string()
+    })
+}
+
+/// Run a peer script; its one JSON answer.
+fn peer(script: &str, args: &[&str]) -> Value {
+    let output = Command::new(python())
+        .arg(workspace().join("bench/peer").join(script))
+        .args(args)
+        .output()
+        .unwrap_or_else(|error| panic!("{} (scripts/bench makes it): {error}", python()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script} {args:?}: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|error| panic!("{script}: {error}: {stdout}"))
+}
+
+fn number(value: &Value, field: &str) -> f64 {
+    value[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} in {value}"))
+}
+
+fn retry_litellm(tasks: usize) {
+    let (mock_url, mock) = start_mock();
+    let answer = peer(
+        "router.py",
+        &[
+            "retry",
+            "--base-url",
+            &mock_url,
+            "--requests",
+            &tasks.to_string(),
+            "--concurrency",
+            &CONCURRENCY.to_string(),
+        ],
+    );
+    let upstream = mock.requests.load(Ordering::Relaxed) as f64;
+    let (ok, wall, cpu, rss) = (
+        number(&answer, "ok"),
+        number(&answer, "wall_s"),
+        number(&answer, "cpu_s"),
+        number(&answer, "peak_rss_mb"),
+    );
+    println!(
+        "retry, litellm {}: {ok} of {tasks} completed in {wall:.2} s, {cpu:.2} CPU s, peak RSS {rss:.0} MB, \
+         {upstream} upstream requests ({:.2} a request)",
+        answer["litellm"],
+        upstream / tasks as f64
+    );
+    figure("retry.litellm.completed", ok);
+    figure("retry.litellm.wall_s", wall);
+    figure("retry.litellm.cpu_s", cpu);
+    figure("retry.litellm.peak_rss_mb", rss);
+    figure(
+        "retry.litellm.upstream_per_request",
+        upstream / tasks as f64,
+    );
+}
+
+// ---------------------------------------------------------------------------
+// A usage limit that resets 2 s ahead.
+
+/// What the mock saw of a reset run: requests before the reset, and how long
+/// after the reset the first request came.
+fn reset_report(side: &str, mock: &Mock, completed: bool, wall: f64) {
+    let before = mock.before_reset.load(Ordering::Relaxed) as f64;
+    let after_ms = match mock.first_after_reset_ms.load(Ordering::Relaxed) {
+        0 => f64::NAN,
+        at => (at - mock.reset_at_ms.load(Ordering::Relaxed)) as f64,
+    };
+    println!(
+        "reset, {side}: {before} requests before the reset, the first after it {after_ms} ms after; \
+         completed: {completed}, in {wall:.2} s, on the first candidate: {}",
+        mock.first_candidate_replies.load(Ordering::Relaxed) > 0
+    );
+    figure(&format!("reset.{side}.requests_before_reset"), before);
+    figure(
+        &format!("reset.{side}.completed"),
+        f64::from(u8::from(completed)),
+    );
+    figure(&format!("reset.{side}.first_after_reset_ms"), after_ms);
+    let on_first = mock.first_candidate_replies.load(Ordering::Relaxed) > 0;
+    figure(
+        &format!("reset.{side}.completed_on_first_candidate"),
+        f64::from(u8::from(completed && on_first)),
+    );
+}
+
+async fn reset_switchback() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = database("sqlite", dir.path()).await;
+    let (mock_url, mock) = start_mock();
+    let mut serve = start_serve(dir.path(), &database);
+    let base = serve.base.clone();
+    let client = providers::http_client();
+    let profile = profile(
+        &client,
+        &base,
+        "anthropic",
+        "ANTHROPIC_API_KEY",
+        &mock_url,
+        [RESET_FIRST_MODEL, "claude-bench-b"],
+    )
+    .await;
+    let started = Instant::now();
+    post(
+        &client,
+        &base,
+        "/api/tasks",
+        &json!({"profile_id": profile, "prompt": "reset"}),
+    )
+    .await;
+    all_completed(&client, &base, 1).await;
+    reset_report("switchback", &mock, true, started.elapsed().as_secs_f64());
+    serve.stop().unwrap();
+}
+
+fn reset_litellm() {
+    let (mock_url, mock) = start_mock();
+    let answer = peer("router.py", &["reset", "--base-url", &mock_url]);
+    if let Some(error) = answer["error"].as_str() {
+        println!("reset, litellm: the request failed: {error}");
+    }
+    reset_report(
+        "litellm",
+        &mock,
+        answer["ok"].as_bool() == Some(true),
+        number(&answer, "wall_s"),
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The cost of classifying one error.
+
+fn classify_switchback() {
+    let root = workspace().join("fixtures/providers");
+    let mut with_status = Vec::new();
+    let mut all = Vec::new();
+    for family in std::fs::read_dir(&root).unwrap() {
+        for file in std::fs::read_dir(family.unwrap().path()).unwrap() {
+            let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+            let fixture: Value = serde_json::from_str(&text).unwrap();
+            let evidence = catalogue::Evidence::from_json_value(&fixture["evidence"]).unwrap();
+            if fixture["evidence"]["status"].is_u64() {
+                with_status.push(evidence.clone());
+            }
+            all.push(evidence);
+        }
+    }
+    let catalogue = catalogue::Catalogue::shared();
+    let now = now_ms();
+    // The median of 7 runs, each whole passes over the set for at least 0.5 s.
+    let per_error_ns = |set: &[catalogue::Evidence]| {
+        let mut runs = Vec::new();
+        for _ in 0..7 {
+            let (started, mut classified) = (Instant::now(), 0_u64);
+            while started.elapsed() < Duration::from_millis(500) {
+                for evidence in set {
+                    std::hint::black_box(catalogue.classify(std::hint::black_box(evidence), now));
+                }
+                classified += set.len() as u64;
+            }
+            runs.push(started.elapsed().as_nanos() as f64 / classified as f64);
+        }
+        runs.sort_by(f64::total_cmp);
+        runs[runs.len() / 2]
+    };
+    let (status_ns, all_ns) = (per_error_ns(&with_status), per_error_ns(&all));
+    println!(
+        "classify, switchback: {status_ns:.0} ns an error over the {} fixtures with an HTTP status, \
+         {all_ns:.0} ns over all {} (stream errors and CLI output too)",
+        with_status.len(),
+        all.len()
+    );
+    figure("classify.switchback.ns_per_error", status_ns);
+    figure("classify.switchback.ns_per_error_all", all_ns);
+    figure("classify.switchback.errors", with_status.len() as f64);
+}
+
+fn classify_litellm() {
+    let answer = peer("classify.py", &[]);
+    let ns = number(&answer, "ns_per_error_median");
+    println!(
+        "classify, litellm {}: {ns:.0} ns an error over {} fixtures ({})",
+        answer["litellm"], answer["errors"], answer["classes"]
+    );
+    figure("classify.litellm.ns_per_error", ns);
+    figure("classify.litellm.errors", number(&answer, "errors"));
+}
+
+// ---------------------------------------------------------------------------
+// Restart with many waiting routes.
+
+/// The statements that write `routes` routes in a retry wait an hour out.
+fn seed_statements(routes: usize, now_ms: i64) -> Vec<String> {
+    let policy = serde_json::to_string(&policy::PolicyDocument::default())
+        .unwrap()
+        .replace('\'', "''");
+    let mut statements = Vec::new();
+    for start in (0..routes).step_by(1_000) {
+        let ids: Vec<String> = (start..routes.min(start + 1_000))
+            .map(|index| format!("t{index:07}"))
+            .collect();
+        let rows = |row: &dyn Fn(&str) -> String| {
+            ids.iter().map(|id| row(id)).collect::<Vec<_>>().join(", ")
+        };
+        statements.push(format!(
+            "INSERT INTO tasks (id, profile_id, profile_name, created_at_ms) VALUES {}",
+            rows(&|id| format!("('{id}', 'p', 'bench', {now_ms})"))
+        ));
+        statements.push(format!(
+            "INSERT INTO task_candidates (task_id, position, candidate_id, provider_id, model, enabled, max_tokens, escalation_json, policy_json) VALUES {}",
+            rows(&|id| format!(
+                "('{id}', 0, 'c', 'p', 'm', TRUE, 64, '{{\"max_escalations\":1,\"ceiling_tokens\":32768}}', '{policy}')"
+            ))
+        ));
+        statements.push(format!(
+            "INSERT INTO routes (task_id, state, generation, candidate_index, deadline_ms, retry_ordinal, new_episode, episode_json, turn, updated_at_ms) VALUES {}",
+            rows(&|id| format!(
+                "('{id}', 'retry_wait', 3, 0, {}, 1, FALSE, '{{\"retries\":{{\"transient\":1,\"hard\":0}},\"waited_for_reset\":false}}', 1, {now_ms})",
+                now_ms + 3_600_000
+            ))
+        ));
+    }
+    statements
+}
+
+async fn seed(database: &str, routes: usize) {
+    let statements = seed_statements(routes, now_ms());
+    if database.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(database).await.unwrap();
+        let mut tx = pool.begin().await.unwrap();
+        for statement in statements {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+        tx.commit().await.unwrap();
+        pool.close().await;
+    } else {
+        let pool = sqlx::PgPool::connect(database).await.unwrap();
+        let mut tx = pool.begin().await.unwrap();
+        for statement in statements {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+        tx.commit().await.unwrap();
+        pool.close().await;
+    }
+}
+
+async fn waiting(driver: &str, routes: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let database = database(driver, dir.path()).await;
+    // Serve makes the schema; then the routes go in while it is down.
+    start_serve(dir.path(), &database).stop().unwrap();
+    seed(&database, routes).await;
+    let started = Instant::now();
+    let mut serve = start_serve(dir.path(), &database);
+    let listening = started.elapsed().as_secs_f64();
+    let pid = serve.pid();
+    let line = serve
+        .watched
+        .lock()
+        .unwrap()
+        .last()
+        .cloned()
+        .expect("serve logs that its engine started");
+    let reconciled_ms: f64 = line
+        .split("elapsed_ms=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|ms| ms.parse().ok())
+        .expect("elapsed_ms in the engine's start line");
+    let client = providers::http_client();
+    let metrics = scrape(&client, &serve.base).await;
+    let waiting_now = metric_sum(&metrics, "switchback_routes{state=\"retry_wait\"}");
+    assert_eq!(waiting_now as usize, routes, "every route still waits");
+    let (rss, peak) = (status_mb(&pid, "VmRSS:"), status_mb(&pid, "VmHWM:"));
+    serve.stop().unwrap();
+    println!(
+        "waiting, {driver}: {routes} waiting routes reconciled in {reconciled_ms} ms (serve listening after {listening:.2} s); \
+         RSS {rss:.0} MB once started, peak {peak:.0} MB"
+    );
+    figure(&format!("waiting.{driver}.reconcile_ms"), reconciled_ms);
+    figure(&format!("waiting.{driver}.rss_mb"), rss);
+    figure(&format!("waiting.{driver}.peak_rss_mb"), peak);
+}
+
+// ---------------------------------------------------------------------------
+// Server-side rendering of the pages.
+
+async fn pages(requests: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let database = database("sqlite", dir.path()).await;
+    let (mock_url, _mock) = start_mock();
+    let mut serve = start_serve(dir.path(), &database);
+    let base = serve.base.clone();
+    let client = providers::http_client();
+    let profile = profile(
+        &client,
+        &base,
+        "openai_compatible",
+        "OPENAI_API_KEY",
+        &mock_url,
+        ["bench-a", "bench-b"],
+    )
+    .await;
+    let task = post(
+        &client,
+        &base,
+        "/api/tasks",
+        &json!({"profile_id": profile, "prompt": "page"}),
+    )
+    .await;
+    all_completed(&client, &base, 1).await;
+    let task = task["id"].as_str().unwrap();
+    for (name, path) in [
+        ("editor", format!("/profiles/{profile}")),
+        ("route", format!("/tasks/{task}")),
+    ] {
+        let mut times = Vec::new();
+        for _ in 0..requests {
+            let started = Instant::now();
+            let response = client.get(format!("{base}{path}")).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "GET {path}");
+            let body = response.text().await.unwrap();
+            assert!(body.contains("</html>"), "GET {path} renders a page");
+            times.push(started.elapsed().as_micros() as i64);
+        }
+        times.sort_unstable();
+        let (p50, p99) = (
+            percentile(&times, 0.50) as f64 / 1_000.0,
+            percentile(&times, 0.99) as f64 / 1_000.0,
+        );
+        println!("pages, {name} ({path}): p50 {p50:.2} ms, p99 {p99:.2} ms over {requests}");
+        figure(&format!("pages.{name}.p50_ms"), p50);
+        figure(&format!("pages.{name}.p99_ms"), p99);
+    }
+    serve.stop().unwrap();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let count = |index: usize, default: usize| {
+        args.get(index)
+            .and_then(|arg| arg.parse().ok())
+            .unwrap_or(default)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    match args.as_slice() {
+        ["retry", "switchback", driver, ..] => {
+            runtime.block_on(retry_switchback(driver, count(3, 10_000)));
+        }
+        ["retry", "litellm", ..] => retry_litellm(count(2, 10_000)),
+        ["reset", "switchback", ..] => runtime.block_on(reset_switchback()),
+        ["reset", "litellm", ..] => reset_litellm(),
+        ["classify", "switchback", ..] => classify_switchback(),
+        ["classify", "litellm", ..] => classify_litellm(),
+        ["waiting", driver, ..] => runtime.block_on(waiting(driver, count(2, 100_000))),
+        ["pages", ..] => runtime.block_on(pages(count(1, 200))),
+        _ => {
+            eprintln!(
+                "usage: side_by_side retry switchback sqlite|postgres [TASKS] | retry litellm [TASKS] \
+                 | reset switchback|litellm | classify switchback|litellm | waiting sqlite|postgres [ROUTES] \
+                 | pages [REQUESTS]"
+            );
+            std::process::exit(2);
+        }
+    }
+}
