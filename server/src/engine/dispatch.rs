@@ -63,7 +63,8 @@ impl Engine {
             tokio::spawn(
                 async move {
                     let failed = engine.dispatch(&id, permit).await.err();
-                    if let Some(error) = failed {
+                    // A stop closes the store under a dispatch: no failure.
+                    if let Some(error) = failed.filter(|_| !engine.is_stopping()) {
                         // The route is still queued or retrying in the database: try
                         // again shortly rather than leave it until a restart.
                         tracing::error!(error = %crate::error::chain(&error), "dispatch failed; trying again in a second");

@@ -104,6 +104,8 @@ impl Engine {
             let horizon_ms = self.now().as_millis() + LEAD_MS;
             let due = match self.inner.store.due_routes(horizon_ms, BATCH).await {
                 Ok(due) => due,
+                // A stop closes the store under it: no failure, and nothing to retry.
+                Err(_) if self.is_stopping() => return,
                 Err(error) => {
                     // Do not spin on a failing database: the due routes stay due.
                     tracing::error!(error = %crate::error::chain(&error), "reading due deadlines failed; trying again in a second");
@@ -135,6 +137,7 @@ impl Engine {
                         // The route had moved on: it may have a new deadline that
                         // a read skipped while this firing held it.
                         Ok(false) => engine.inner.wake.notify_one(),
+                        Err(_) if engine.is_stopping() => {}
                         Err(error) => {
                             // Still due: look again in a second, rather than spin on
                             // a failing database.
@@ -153,6 +156,7 @@ impl Engine {
             // since the read began, whichever is earlier.
             let next = match self.inner.store.next_deadline(horizon_ms).await {
                 Ok(next) => next,
+                Err(_) if self.is_stopping() => return,
                 Err(error) => {
                     tracing::error!(error = %error, "reading the next deadline failed");
                     // Try again in a second rather than never.
