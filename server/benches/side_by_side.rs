@@ -10,22 +10,30 @@
 //!   requests through two candidates (`bench-a`, then `bench-b`), two retries
 //!   and a fallback; the mock answers each candidate's first two calls for a
 //!   prompt with `429` + `retry-after: 0` and its third with a streamed reply.
-//!   Switchback is `switchback serve` (tasks created through the API, 64 at a
-//!   time, until every route has completed); LiteLLM is `bench/peer/router.py`
-//!   (64 requests in flight). Wall time, CPU seconds and peak RSS of the
-//!   process doing the work, and the upstream requests it sent per request.
+//!   Both retry 0.5 s and then 1 s after a failure (LiteLLM adds up to 0.75 s
+//!   of jitter to each). Switchback is `switchback serve` (tasks created
+//!   through the API, 64 requests at a time, each answered at once, so every
+//!   route waits at once; at most 64 provider calls in flight, its default);
+//!   LiteLLM is `bench/peer/router.py` (every request at once; no limit on
+//!   calls, its default). Wall time, CPU seconds and peak RSS of the process
+//!   doing the work (start-up not counted; on PostgreSQL the database's own
+//!   processes not counted), the share completed, and the upstream requests
+//!   per request.
 //! - `reset switchback` and `reset litellm`: one request to an Anthropic-style
-//!   provider that answers `429` with `anthropic-ratelimit-requests-reset` 2 s
-//!   ahead (and no `retry-after`) until then: how many requests each sends
+//!   provider that answers `429` with `anthropic-ratelimit-requests-reset` on
+//!   the whole second 2 to 3 s after the first request (and no `retry-after`)
+//!   until then: how many requests each sends
 //!   before the reset (the first one, which learns of the limit, counts), and
 //!   whether and when the request completes.
 //! - `classify switchback` and `classify litellm`: the cost of classifying one
 //!   error, over the fixtures in `fixtures/providers/` that carry an HTTP status
 //!   (LiteLLM's exception mapping needs one); Switchback also over all of them.
-//! - `waiting sqlite|postgres ROUTES`: ROUTES routes waiting an hour out,
-//!   written into the database, then serve started on it: how long its restart
-//!   reconciliation takes (its own `route engine started ... elapsed_ms`), its
-//!   resident set once started, and its peak.
+//! - `waiting sqlite|postgres ROUTES`: serve started on a database holding
+//!   ROUTES routes in a retry wait an hour out (its engine start, by its own
+//!   `route engine started ... elapsed_ms`, and its resident set then and at
+//!   its peak), and on one holding ROUTES routes that were running a call
+//!   when the process died (the restart reconciliation that holds each as
+//!   interrupted: its time, checked to have reconciled and held every one).
 //! - `pages REQUESTS`: server-side rendering of the profile editor and of a
 //!   task's route page, REQUESTS of each one after the other: p50 and p99.
 //!
@@ -53,7 +61,7 @@ use futures_util::StreamExt;
 use providers::reqwest;
 use serde_json::{Value, json};
 
-/// Requests in flight at once, on both sides.
+/// Switchback's task creations in flight at once.
 const CONCURRENCY: usize = 64;
 /// How far ahead the reset scenario's limit resets.
 const RESET_AHEAD_MS: i64 = 2_000;
@@ -326,11 +334,12 @@ async fn post(client: &reqwest::Client, base: &str, path: &str, body: &Value) ->
     serde_json::from_str(&text).unwrap()
 }
 
-/// A policy of two retries (the shortest backoff the policy allows), waits
-/// for a reset of up to a minute, and the next candidate when exhausted.
+/// A policy of two retries 0.5 s and 1 s after the failure (LiteLLM's own
+/// backoff, without its jitter), waits for a reset of up to a minute, and the
+/// next candidate when exhausted.
 fn policy() -> Value {
     json!({"version": 2,
-        "transient": {"retry": {"enabled": true, "max_retries": 2, "initial_interval_ms": 100},
+        "transient": {"retry": {"enabled": true, "max_retries": 2, "initial_interval_ms": 500},
                       "reset_wait": {"enabled": true, "max_wait_s": 60}, "on_exhausted": "skip"},
         "hard": {"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
                  "reset_wait": {"enabled": false, "max_wait_s": 3600}, "on_exhausted": "skip"}})
@@ -400,6 +409,9 @@ fn metric_sum(metrics: &[(String, f64)], prefix: &str) -> f64 {
 /// The upper bound of the histogram bucket the `p` quantile falls in, in ms.
 fn bucket_quantile_ms(metrics: &[(String, f64)], histogram: &str, p: f64) -> f64 {
     let count = metric_sum(metrics, &format!("{histogram}_count"));
+    if count == 0.0 {
+        return f64::NAN;
+    }
     let mut buckets: Vec<(f64, f64)> = metrics
         .iter()
         .filter_map(|(name, value)| {
@@ -497,6 +509,8 @@ async fn retry_switchback(driver: &str, tasks: usize) {
         transitions / wall
     );
     let prefix = format!("retry.switchback.{driver}");
+    // Every route completed, or `all_completed` would have failed the run.
+    figure(&format!("{prefix}.completed"), 1.0);
     figure(&format!("{prefix}.wall_s"), wall);
     figure(&format!("{prefix}.cpu_s"), cpu);
     figure(&format!("{prefix}.peak_rss_mb"), rss);
@@ -554,8 +568,10 @@ fn retry_litellm(tasks: usize) {
             &mock_url,
             "--requests",
             &tasks.to_string(),
+            // All at once, as Switchback's routes all wait at once (its
+            // creation requests are 64 at a time, each answered at once).
             "--concurrency",
-            &CONCURRENCY.to_string(),
+            &tasks.to_string(),
         ],
     );
     let upstream = mock.requests.load(Ordering::Relaxed) as f64;
@@ -571,7 +587,7 @@ fn retry_litellm(tasks: usize) {
         answer["litellm"],
         upstream / tasks as f64
     );
-    figure("retry.litellm.completed", ok);
+    figure("retry.litellm.completed", ok / tasks as f64);
     figure("retry.litellm.wall_s", wall);
     figure("retry.litellm.cpu_s", cpu);
     figure("retry.litellm.peak_rss_mb", rss);
@@ -588,14 +604,14 @@ fn retry_litellm(tasks: usize) {
 /// after the reset the first request came.
 fn reset_report(side: &str, mock: &Mock, completed: bool, wall: f64) {
     let before = mock.before_reset.load(Ordering::Relaxed) as f64;
+    let on_first = mock.first_candidate_replies.load(Ordering::Relaxed) > 0;
     let after_ms = match mock.first_after_reset_ms.load(Ordering::Relaxed) {
         0 => f64::NAN,
         at => (at - mock.reset_at_ms.load(Ordering::Relaxed)) as f64,
     };
     println!(
         "reset, {side}: {before} requests before the reset, the first after it {after_ms} ms after; \
-         completed: {completed}, in {wall:.2} s, on the first candidate: {}",
-        mock.first_candidate_replies.load(Ordering::Relaxed) > 0
+         completed: {completed}, in {wall:.2} s, on the first candidate: {on_first}"
     );
     figure(&format!("reset.{side}.requests_before_reset"), before);
     figure(
@@ -603,7 +619,6 @@ fn reset_report(side: &str, mock: &Mock, completed: bool, wall: f64) {
         f64::from(u8::from(completed)),
     );
     figure(&format!("reset.{side}.first_after_reset_ms"), after_ms);
-    let on_first = mock.first_candidate_replies.load(Ordering::Relaxed) > 0;
     figure(
         &format!("reset.{side}.completed_on_first_candidate"),
         f64::from(u8::from(completed && on_first)),
@@ -715,8 +730,18 @@ fn classify_litellm() {
 // ---------------------------------------------------------------------------
 // Restart with many waiting routes.
 
-/// The statements that write `routes` routes in a retry wait an hour out.
-fn seed_statements(routes: usize, now_ms: i64) -> Vec<String> {
+/// What a restart finds in the database.
+#[derive(Clone, Copy, PartialEq)]
+enum Seed {
+    /// Routes in a retry wait an hour out: nothing to do until then.
+    Waiting,
+    /// Routes `running` with an attempt started and never finished (the
+    /// process died mid-call): each must be held as interrupted.
+    Interrupted,
+}
+
+/// The statements that write `routes` routes as `seed` says, 1,000 a statement.
+fn seed_statements(routes: usize, now_ms: i64, seed: Seed) -> Vec<String> {
     let policy = serde_json::to_string(&policy::PolicyDocument::default())
         .unwrap()
         .replace('\'', "''");
@@ -738,53 +763,70 @@ fn seed_statements(routes: usize, now_ms: i64) -> Vec<String> {
                 "('{id}', 0, 'c', 'p', 'm', TRUE, 64, '{{\"max_escalations\":1,\"ceiling_tokens\":32768}}', '{policy}')"
             ))
         ));
+        let (state, deadline) = match seed {
+            Seed::Waiting => ("retry_wait", (now_ms + 3_600_000).to_string()),
+            Seed::Interrupted => ("running", "NULL".to_owned()),
+        };
         statements.push(format!(
             "INSERT INTO routes (task_id, state, generation, candidate_index, deadline_ms, retry_ordinal, new_episode, episode_json, turn, updated_at_ms) VALUES {}",
             rows(&|id| format!(
-                "('{id}', 'retry_wait', 3, 0, {}, 1, FALSE, '{{\"retries\":{{\"transient\":1,\"hard\":0}},\"waited_for_reset\":false}}', 1, {now_ms})",
-                now_ms + 3_600_000
+                "('{id}', '{state}', 3, 0, {deadline}, 1, FALSE, '{{\"retries\":{{\"transient\":1,\"hard\":0}},\"waited_for_reset\":false}}', 1, {now_ms})"
             ))
         ));
+        if seed == Seed::Interrupted {
+            statements.push(format!(
+                "INSERT INTO attempts (id, task_id, seq, turn, generation, candidate_index, candidate_id, provider_id, model, ordinal, max_tokens, started_at_ms) VALUES {}",
+                rows(&|id| format!("('a{id}', '{id}', 1, 1, 3, 0, 'c', 'p', 'm', 1, 64, {now_ms})"))
+            ));
+        }
     }
     statements
 }
 
-async fn seed(database: &str, routes: usize) {
-    let statements = seed_statements(routes, now_ms());
+/// Run `statements` in one transaction on any of sqlx's databases.
+async fn execute_all<DB: sqlx::Database>(pool: sqlx::Pool<DB>, statements: Vec<String>)
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    let mut tx = pool.begin().await.unwrap();
+    for statement in statements {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    pool.close().await;
+}
+
+async fn seed(database: &str, routes: usize, seed: Seed) {
+    let statements = seed_statements(routes, now_ms(), seed);
     if database.starts_with("sqlite:") {
-        let pool = sqlx::SqlitePool::connect(database).await.unwrap();
-        let mut tx = pool.begin().await.unwrap();
-        for statement in statements {
-            sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
-                .execute(&mut *tx)
-                .await
-                .unwrap();
-        }
-        tx.commit().await.unwrap();
-        pool.close().await;
+        execute_all(
+            sqlx::SqlitePool::connect(database).await.unwrap(),
+            statements,
+        )
+        .await;
     } else {
-        let pool = sqlx::PgPool::connect(database).await.unwrap();
-        let mut tx = pool.begin().await.unwrap();
-        for statement in statements {
-            sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
-                .execute(&mut *tx)
-                .await
-                .unwrap();
-        }
-        tx.commit().await.unwrap();
-        pool.close().await;
+        execute_all(sqlx::PgPool::connect(database).await.unwrap(), statements).await;
     }
 }
 
-async fn waiting(driver: &str, routes: usize) {
+/// Serve started on a database holding `routes` routes as `seed` says: how
+/// long its restart took by its own account (`route engine started ...
+/// elapsed_ms`), how many routes it reconciled, its metrics, and its resident
+/// set then and at its peak.
+async fn restart(
+    driver: &str,
+    routes: usize,
+    seed_as: Seed,
+) -> (f64, usize, Vec<(String, f64)>, f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let database = database(driver, dir.path()).await;
     // Serve makes the schema; then the routes go in while it is down.
     start_serve(dir.path(), &database).stop().unwrap();
-    seed(&database, routes).await;
-    let started = Instant::now();
+    seed(&database, routes, seed_as).await;
     let mut serve = start_serve(dir.path(), &database);
-    let listening = started.elapsed().as_secs_f64();
     let pid = serve.pid();
     let line = serve
         .watched
@@ -793,25 +835,43 @@ async fn waiting(driver: &str, routes: usize) {
         .last()
         .cloned()
         .expect("serve logs that its engine started");
-    let reconciled_ms: f64 = line
-        .split("elapsed_ms=")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|ms| ms.parse().ok())
-        .expect("elapsed_ms in the engine's start line");
-    let client = providers::http_client();
-    let metrics = scrape(&client, &serve.base).await;
-    let waiting_now = metric_sum(&metrics, "switchback_routes{state=\"retry_wait\"}");
-    assert_eq!(waiting_now as usize, routes, "every route still waits");
+    let field = |name: &str| -> f64 {
+        line.split(&format!("{name}="))
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {line:?}"))
+    };
+    let (elapsed_ms, reconciled) = (field("elapsed_ms"), field("routes") as usize);
+    let metrics = scrape(&providers::http_client(), &serve.base).await;
     let (rss, peak) = (status_mb(&pid, "VmRSS:"), status_mb(&pid, "VmHWM:"));
     serve.stop().unwrap();
+    (elapsed_ms, reconciled, metrics, rss, peak)
+}
+
+async fn waiting(driver: &str, routes: usize) {
+    let (start_ms, _, metrics, rss, peak) = restart(driver, routes, Seed::Waiting).await;
+    let waiting_now = metric_sum(&metrics, "switchback_routes{state=\"retry_wait\"}");
+    assert_eq!(waiting_now as usize, routes, "every route still waits");
     println!(
-        "waiting, {driver}: {routes} waiting routes reconciled in {reconciled_ms} ms (serve listening after {listening:.2} s); \
+        "waiting, {driver}: serve started with {routes} waiting routes in {start_ms} ms (its engine start); \
          RSS {rss:.0} MB once started, peak {peak:.0} MB"
     );
-    figure(&format!("waiting.{driver}.reconcile_ms"), reconciled_ms);
+    figure(&format!("waiting.{driver}.start_ms"), start_ms);
     figure(&format!("waiting.{driver}.rss_mb"), rss);
     figure(&format!("waiting.{driver}.peak_rss_mb"), peak);
+
+    let (reconcile_ms, reconciled, metrics, _, peak) =
+        restart(driver, routes, Seed::Interrupted).await;
+    assert_eq!(reconciled, routes, "every interrupted route reconciled");
+    let held = metric_sum(&metrics, "switchback_routes{state=\"held\"}");
+    assert_eq!(held as usize, routes, "every interrupted route held");
+    println!(
+        "restart, {driver}: {routes} routes interrupted mid-call reconciled (each held as interrupted) in {reconcile_ms} ms; \
+         peak RSS {peak:.0} MB"
+    );
+    figure(&format!("restart.{driver}.reconcile_ms"), reconcile_ms);
+    figure(&format!("restart.{driver}.peak_rss_mb"), peak);
 }
 
 // ---------------------------------------------------------------------------

@@ -105,8 +105,8 @@ fn listen(bind: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
-/// Resolves on Ctrl-C or SIGTERM. The signals are listened for from the call
-/// on, not from the first poll: one that comes between the log line saying
+/// Resolves on Ctrl-C or SIGTERM. On Unix the signals are listened for from
+/// the call on, not from the first poll: one that comes between the log line saying
 /// where it listens and the server's first turn must still stop it cleanly
 /// (without a handler, SIGTERM ends the process on the spot).
 fn shutdown_signal() -> impl std::future::Future<Output = ()> {

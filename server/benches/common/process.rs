@@ -15,6 +15,7 @@ const ERROR_SAMPLES: usize = 10;
 #[derive(Default)]
 pub struct Errors {
     count: AtomicU64,
+    /// The first few, in words.
     pub samples: Mutex<Vec<String>>,
 }
 
@@ -34,7 +35,9 @@ impl Errors {
 
 /// `switchback serve` as a child process, killed if dropped.
 pub struct Serve {
+    /// The process.
     pub child: Child,
+    /// Where it listens: `http://127.0.0.1:PORT`.
     pub base: String,
     /// Lines it logged at WARN or ERROR: a count and the first few.
     pub complaints: Arc<Errors>,
@@ -78,6 +81,7 @@ impl Serve {
                 }
             }
         });
+        // Long enough for a start on 100,000 routes in a slow database.
         let address = address_rx
             .recv_timeout(Duration::from_secs(600))
             .expect("serve logs the address it listens on");
