@@ -33,22 +33,9 @@ nothing (a 200 body it does not read as an error) is counted in ``not_raised`` a
 
 import os
 
-for _name in (
-    "LITELLM_OFFLINE_MODE",
-    "LITELLM_LOCAL_MODEL_COST_MAP",
-    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS",
-    "LITELLM_LOCAL_BLOG_POSTS",
-    "LITELLM_LOCAL_POLICY_TEMPLATES",
-    "LITELLM_LOCAL_AUTOROUTER_PRESETS",
-):
-    os.environ[_name] = "True"
-os.environ.setdefault("LITELLM_LOG", "ERROR")
-# botocore must never look for credentials or a region on the network (instance metadata).
-os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
-for _name in list(os.environ):
-    if _name.startswith(("OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_", "GOOGLE_", "VERTEX", "AWS_PROFILE",
-                         "GROQ_", "MISTRAL_", "DEEPSEEK_", "OPENROUTER_", "OLLAMA_")):
-        os.environ.pop(_name, None)
+import quiet
+
+quiet.offline()
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
@@ -62,15 +49,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 
-def _claim_stdout():
-    sys.stdout.flush()
-    answer_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return os.fdopen(answer_fd, "w")
-
-
-ANSWER = _claim_stdout()
+ANSWER = quiet.claim_stdout()
 
 from aiohttp import web  # noqa: E402  (a LiteLLM dependency)
 
@@ -78,14 +57,7 @@ import litellm  # noqa: E402
 import litellm.main as litellm_main  # noqa: E402
 from litellm.litellm_core_utils import exception_mapping_utils, streaming_handler  # noqa: E402
 
-# The Router sets this when it is built (router_rust/surface/settings.py, apply_construction_effects
-# -> host.suppress_debug_info()); without it exception_type prints a banner on every call.
-litellm.suppress_debug_info = True
-litellm.turn_off_message_logging = True
-for _list in ("input_callback", "success_callback", "failure_callback", "service_callback",
-              "callbacks", "_async_success_callback", "_async_failure_callback"):
-    if isinstance(getattr(litellm, _list, None), list):
-        getattr(litellm, _list).clear()
+quiet.silence(litellm)
 
 from importlib.metadata import version as _dist_version  # noqa: E402
 

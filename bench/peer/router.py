@@ -10,23 +10,9 @@ whole run and the answer is written to a saved copy of the original stdout.
 
 import os
 
-# Before LiteLLM is imported: no fetch of the model cost map (or any other catalogue LiteLLM
-# loads from GitHub on its own) and quiet logs. LITELLM_OFFLINE_MODE covers every such fetch
-# (litellm/litellm_core_utils/offline_mode.py); the LITELLM_LOCAL_* variables name the ones known.
-for _name in (
-    "LITELLM_OFFLINE_MODE",
-    "LITELLM_LOCAL_MODEL_COST_MAP",
-    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS",
-    "LITELLM_LOCAL_BLOG_POSTS",
-    "LITELLM_LOCAL_POLICY_TEMPLATES",
-    "LITELLM_LOCAL_AUTOROUTER_PRESETS",
-):
-    os.environ[_name] = "True"
-os.environ.setdefault("LITELLM_LOG", "ERROR")
-# No provider key or base from the caller's environment may leak into the deployments.
-for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_API_KEY",
-              "ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
-    os.environ.pop(_name, None)
+import quiet
+
+quiet.offline()
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
@@ -38,16 +24,7 @@ import time  # noqa: E402
 API_KEY = "sk-bench"
 
 
-def _claim_stdout():
-    """Keep a private copy of stdout for the answer and send fd 1 (and sys.stdout) to stderr."""
-    sys.stdout.flush()
-    answer_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return os.fdopen(answer_fd, "w")
-
-
-ANSWER = _claim_stdout()
+ANSWER = quiet.claim_stdout()
 
 _import_started = time.perf_counter()
 import litellm  # noqa: E402
@@ -55,15 +32,8 @@ from litellm import Router  # noqa: E402
 
 IMPORT_S = round(time.perf_counter() - _import_started, 3)
 
-litellm.suppress_debug_info = True
-litellm.telemetry = False  # older releases' import-time telemetry switch; harmless here
-litellm.turn_off_message_logging = True
+quiet.silence(litellm)
 litellm.drop_params = False
-for _list in ("input_callback", "success_callback", "failure_callback", "service_callback",
-              "callbacks", "_async_success_callback", "_async_failure_callback",
-              "_async_input_callback"):
-    if isinstance(getattr(litellm, _list, None), list):
-        getattr(litellm, _list).clear()
 
 try:
     from importlib.metadata import version as _dist_version

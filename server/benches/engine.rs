@@ -27,6 +27,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use common::process::status_mb;
 use common::{Lateness, percentile, streamed_reply};
 use futures_util::StreamExt;
 use policy::route::RouteState;
@@ -69,23 +70,6 @@ async fn start_mock() -> String {
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     format!("http://{address}")
-}
-
-/// The engine's own deadline lateness, as it records it
-/// (`switchback_deadline_lateness_seconds`: each deadline to its firing being
-fn peak_rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<f64>()
-                .ok()
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 async fn open(path: &std::path::Path) -> (Arc<dyn Store>, String) {
@@ -258,7 +242,7 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
         durable.last().copied().unwrap_or(0),
         durable.len()
     );
-    println!("load: peak RSS {:.0} MB", peak_rss_mb());
+    println!("load: peak RSS {:.0} MB", status_mb("self", "VmHWM:"));
 }
 
 async fn reconciliation(waiting: usize) {

@@ -447,22 +447,66 @@ async fn all_completed(client: &reqwest::Client, base: &str, tasks: usize) {
     }
 }
 
+/// One Switchback run: serve on a fresh database of `driver`, the mock, and a
+/// profile of two candidates of `kind` on the mock (`models`).
+struct Run {
+    serve: Serve,
+    base: String,
+    client: reqwest::Client,
+    mock: Mock,
+    profile: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Run {
+    async fn start(driver: &str, kind: &str, key_env: &str, models: [&str; 2]) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        let database = database(driver, dir.path()).await;
+        let (mock_url, mock) = start_mock();
+        let serve = start_serve(dir.path(), &database);
+        let base = serve.base.clone();
+        let client = providers::http_client();
+        let profile = profile(&client, &base, kind, key_env, &mock_url, models).await;
+        Run {
+            serve,
+            base,
+            client,
+            mock,
+            profile,
+            _dir: dir,
+        }
+    }
+
+    /// A task of the run's profile, once it has completed: its id.
+    async fn completed_task(&self, prompt: &str) -> String {
+        let task = post(
+            &self.client,
+            &self.base,
+            "/api/tasks",
+            &json!({"profile_id": self.profile, "prompt": prompt}),
+        )
+        .await;
+        all_completed(&self.client, &self.base, 1).await;
+        task["id"].as_str().unwrap().to_owned()
+    }
+}
+
 async fn retry_switchback(driver: &str, tasks: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let database = database(driver, dir.path()).await;
-    let (mock_url, mock) = start_mock();
-    let mut serve = start_serve(dir.path(), &database);
-    let (base, pid) = (serve.base.clone(), serve.pid());
-    let client = providers::http_client();
-    let profile = profile(
-        &client,
-        &base,
+    let Run {
+        mut serve,
+        base,
+        client,
+        mock,
+        profile,
+        _dir,
+    } = Run::start(
+        driver,
         "openai_compatible",
         "OPENAI_API_KEY",
-        &mock_url,
         ["bench-a", "bench-b"],
     )
     .await;
+    let pid = serve.pid();
     let ticks = ticks_per_second();
     let cpu_before = cpu_seconds(&pid, ticks);
     let started = Instant::now();
@@ -626,32 +670,22 @@ fn reset_report(side: &str, mock: &Mock, completed: bool, wall: f64) {
 }
 
 async fn reset_switchback() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = database("sqlite", dir.path()).await;
-    let (mock_url, mock) = start_mock();
-    let mut serve = start_serve(dir.path(), &database);
-    let base = serve.base.clone();
-    let client = providers::http_client();
-    let profile = profile(
-        &client,
-        &base,
+    let mut run = Run::start(
+        "sqlite",
         "anthropic",
         "ANTHROPIC_API_KEY",
-        &mock_url,
         [RESET_FIRST_MODEL, "claude-bench-b"],
     )
     .await;
     let started = Instant::now();
-    post(
-        &client,
-        &base,
-        "/api/tasks",
-        &json!({"profile_id": profile, "prompt": "reset"}),
-    )
-    .await;
-    all_completed(&client, &base, 1).await;
-    reset_report("switchback", &mock, true, started.elapsed().as_secs_f64());
-    serve.stop().unwrap();
+    run.completed_task("reset").await;
+    reset_report(
+        "switchback",
+        &run.mock,
+        true,
+        started.elapsed().as_secs_f64(),
+    );
+    run.serve.stop().unwrap();
 }
 
 fn reset_litellm() {
@@ -878,30 +912,15 @@ async fn waiting(driver: &str, routes: usize) {
 // Server-side rendering of the pages.
 
 async fn pages(requests: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let database = database("sqlite", dir.path()).await;
-    let (mock_url, _mock) = start_mock();
-    let mut serve = start_serve(dir.path(), &database);
-    let base = serve.base.clone();
-    let client = providers::http_client();
-    let profile = profile(
-        &client,
-        &base,
+    let mut run = Run::start(
+        "sqlite",
         "openai_compatible",
         "OPENAI_API_KEY",
-        &mock_url,
         ["bench-a", "bench-b"],
     )
     .await;
-    let task = post(
-        &client,
-        &base,
-        "/api/tasks",
-        &json!({"profile_id": profile, "prompt": "page"}),
-    )
-    .await;
-    all_completed(&client, &base, 1).await;
-    let task = task["id"].as_str().unwrap();
+    let task = run.completed_task("page").await;
+    let (client, base, profile) = (&run.client, &run.base, &run.profile);
     for (name, path) in [
         ("editor", format!("/profiles/{profile}")),
         ("route", format!("/tasks/{task}")),
@@ -924,7 +943,7 @@ async fn pages(requests: usize) {
         figure(&format!("pages.{name}.p50_ms"), p50);
         figure(&format!("pages.{name}.p99_ms"), p99);
     }
-    serve.stop().unwrap();
+    run.serve.stop().unwrap();
 }
 
 fn main() {
