@@ -517,6 +517,13 @@ pub struct RouteCommit {
     pub new_turn: Option<Turn>,
     /// A change to the shared circuits.
     pub circuit: Option<CircuitChange>,
+    /// Whether this transition fires the route's deadline. Such a commit is also
+    /// a claim: it writes only a route still waiting with its deadline passed by
+    /// the commit's time, and on a shared database one this replica may fire (its
+    /// own, or one whose owner's heartbeat lapsed), locked with `FOR UPDATE SKIP
+    /// LOCKED` in the same statement, so a replica never waits on another's
+    /// firing of the same route. Refused like a stale generation.
+    pub fires_deadline: bool,
     /// The live event's data (the route view), stored with its id and published
     /// once durable.
     pub event_json: std::sync::Arc<str>,

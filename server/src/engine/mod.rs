@@ -477,6 +477,7 @@ impl Engine {
             complete_turn: changes.complete_turn,
             new_turn: changes.new_turn,
             circuit: changes.circuit,
+            fires_deadline: matches!(event, RouteEvent::DeadlineReached),
             after,
             event_json,
         };

@@ -133,10 +133,12 @@ impl Engine {
                     drop(marked);
                     drop(permit);
                     match fired {
-                        Ok(true) => {}
+                        // Claimed by another replica's transaction, which moves it
+                        // (if that one fails, the next upkeep looks again).
+                        Ok(Fired::Committed | Fired::Claimed) => {}
                         // The route had moved on: it may have a new deadline that
                         // a read skipped while this firing held it.
-                        Ok(false) => engine.inner.wake.notify_one(),
+                        Ok(Fired::MovedOn) => engine.inner.wake.notify_one(),
                         Err(_) if engine.is_stopping() => {}
                         Err(error) => {
                             // Still due: look again in a second, rather than spin on
@@ -214,8 +216,8 @@ impl Engine {
             let mut failed = None;
             while let Some(outcome) = firing.next().await {
                 match outcome {
-                    Ok(true) => fired += 1,
-                    Ok(false) => {}
+                    Ok(Fired::Committed) => fired += 1,
+                    Ok(Fired::MovedOn | Fired::Claimed) => {}
                     Err(error) => {
                         failed.get_or_insert(error);
                     }
@@ -230,11 +232,11 @@ impl Engine {
         }
     }
 
-    /// Fire one due route as it was read; answers whether it moved.
-    async fn fire(&self, record: RouteRecord) -> Result<bool, StoreError> {
+    /// Fire one due route as it was read.
+    async fn fire(&self, record: RouteRecord) -> Result<Fired, StoreError> {
         let task = match self.snapshot(&record.task_id).await {
             Ok(task) => task,
-            Err(StoreError::NotFound { .. }) => return Ok(false),
+            Err(StoreError::NotFound { .. }) => return Ok(Fired::MovedOn),
             Err(error) => return Err(error),
         };
         // Its lateness is measured once it is durable (`Engine::carry_out`).
@@ -246,7 +248,14 @@ impl Engine {
                 Changes::default(),
             )
             .await?;
-        Ok(matches!(applied, Applied::Committed(_)))
+        Ok(match applied {
+            Applied::Committed(_) | Applied::Answered(_) => Fired::Committed,
+            // Refused at the generation it was read at: its claim is another's.
+            Applied::Stale(current) if current.route.generation == record.route.generation => {
+                Fired::Claimed
+            }
+            Applied::Stale(_) => Fired::MovedOn,
+        })
     }
 
     /// SPEC 5, restart: `queued` and `retrying` routes (no attempt started) are
@@ -270,9 +279,21 @@ impl Engine {
                 break;
             };
             after = Some(last.task_id.clone());
-            for record in routes {
-                touched += 1;
-                self.reconcile_route(&record).await?;
+            touched += routes.len();
+            // Many at once: their commits share the writer's batches (SQLite) or
+            // the pool's connections (PostgreSQL), rather than one round trip,
+            // and one fsync, after another.
+            let mut reconciling = futures_util::stream::iter(&routes)
+                .map(|record| self.reconcile_route(record))
+                .buffer_unordered(FIRING);
+            let mut failed = None;
+            while let Some(outcome) = reconciling.next().await {
+                if let Err(error) = outcome {
+                    failed.get_or_insert(error);
+                }
+            }
+            if let Some(error) = failed {
+                return Err(error);
             }
         }
         tracing::info!(routes = touched, "restart reconciliation done");
@@ -332,11 +353,14 @@ impl Engine {
                             "routes of a replica that went away taken over"
                         );
                     }
-                    for record in orphans {
-                        if let Err(error) = self.reconcile_route(&record).await {
-                            tracing::warn!(task_id = %record.task_id, error = %crate::error::chain(&error), "taking over a route failed");
-                        }
-                    }
+                    let engine = &self;
+                    futures_util::stream::iter(&orphans)
+                        .for_each_concurrent(FIRING, |record| async move {
+                            if let Err(error) = engine.reconcile_route(record).await {
+                                tracing::warn!(task_id = %record.task_id, error = %crate::error::chain(&error), "taking over a route failed");
+                            }
+                        })
+                        .await;
                 }
                 Err(error) => {
                     tracing::warn!(error = %crate::error::chain(&error), "looking for routes of replicas that went away failed")
@@ -346,6 +370,18 @@ impl Engine {
             self.inner.wake.notify_one();
         }
     }
+}
+
+/// What became of one firing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fired {
+    /// The deadline's transition is committed.
+    Committed,
+    /// The route had moved on since it was read (or its task is gone).
+    MovedOn,
+    /// Another replica's transaction held the route (its claim, or a person's
+    /// action there): that one moves it.
+    Claimed,
 }
 
 /// How often a replica looks at what the others did or left.

@@ -17,12 +17,14 @@ pub use tasks::{
     concurrent_commits_exactly_one_wins, concurrent_commits_exactly_one_wins_across,
     concurrent_commits_keep_their_order,
 };
+pub(crate) use tasks::{firing, refused_at, waiting_until};
 
 /// Every conformance check but the concurrent one.
 pub async fn run_all(store: &dyn Store) {
     providers::providers(store).await;
     profiles::profiles(store).await;
     tasks::tasks(store).await;
+    tasks::firings(store).await;
 }
 
 fn at(millis: i64) -> Timestamp {

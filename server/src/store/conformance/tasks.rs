@@ -41,6 +41,7 @@ fn commit(record: RouteRecord) -> RouteCommit {
         complete_turn: None,
         new_turn: None,
         circuit: None,
+        fires_deadline: false,
     }
 }
 
@@ -326,6 +327,61 @@ pub(super) async fn tasks(store: &dyn Store) {
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].task.id, first.id);
     assert_eq!(held[0].prompt, "hello");
+}
+
+/// The commit of a firing from generation `expected`, at `now_ms`.
+pub(crate) fn firing(task: &Task, expected: i64, now_ms: i64) -> RouteCommit {
+    let mut record = route(&task.id, RouteState::Retrying, expected + 1);
+    record.updated_at = at(now_ms);
+    RouteCommit {
+        fires_deadline: true,
+        ..commit(record)
+    }
+}
+
+/// A route waiting until `deadline_ms`, at generation 1.
+pub(crate) async fn waiting_until(store: &dyn Store, name: &str, deadline_ms: i64) -> Task {
+    let (_, task, _) = task(store, name, None).await;
+    let mut wait = route(&task.id, RouteState::RetryWait, 1);
+    wait.route.deadline_ms = Some(deadline_ms);
+    store.commit(0, commit(wait)).await.unwrap();
+    task
+}
+
+/// The current generation a refused commit reports, or a panic.
+pub(crate) fn refused_at(result: Result<i64, StoreError>) -> i64 {
+    match result {
+        Err(StoreError::StaleGeneration { current, .. }) => current.route.generation,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// A commit that fires a deadline claims only a route still waiting on it: one
+/// not due yet by the commit's time, or not waiting any more, is refused like a
+/// stale generation (the route as it is, nothing written).
+pub(super) async fn firings(store: &dyn Store) {
+    let task = waiting_until(store, "firing", 50_000).await;
+    let events = store.last_event_id().await.unwrap();
+    assert_eq!(
+        refused_at(store.commit(1, firing(&task, 1, 49_999)).await),
+        1,
+        "not due yet"
+    );
+    assert_eq!(
+        store.last_event_id().await.unwrap(),
+        events,
+        "nothing written"
+    );
+    store.commit(1, firing(&task, 1, 50_000)).await.unwrap();
+    assert_eq!(
+        store.get_route(&task.id).await.unwrap().route.state,
+        RouteState::Retrying
+    );
+    assert_eq!(
+        refused_at(store.commit(2, firing(&task, 2, 60_000)).await),
+        2,
+        "no longer waiting"
+    );
 }
 
 /// Commits racing from one generation: exactly one wins, the rest are stale.

@@ -38,7 +38,7 @@ const CONNECTIONS: u32 = 16;
 const HEARTBEAT: Duration = Duration::from_secs(2);
 
 /// How long a replica may stay silent before the others take its routes over.
-const LAPSE_MS: i64 = 10_000;
+pub(super) const LAPSE_MS: i64 = 10_000;
 
 /// Events read from the log at once.
 const PUMP_BATCH: u32 = 512;
@@ -139,19 +139,6 @@ impl PostgresStore {
         .execute(&self.pool)
         .await?;
         Ok(())
-    }
-
-    /// A replica whose heartbeat is older than this is gone: now minus the lapse,
-    /// by the database's clock (the one heartbeats are written by).
-    async fn live_since_ms(&self) -> Result<i64, StoreError> {
-        Ok(
-            sqlx::query_scalar(
-                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1",
-            )
-            .bind(LAPSE_MS)
-            .fetch_one(&self.pool)
-            .await?,
-        )
     }
 
     /// Publish the event log to `feed`, in id order, from every replica: woken by
@@ -494,7 +481,7 @@ pub async fn test_schema(prefix: &str) -> Result<(String, String), StoreError> {
 mod tests {
     use super::*;
     use crate::store::conformance;
-    use crate::store::{ProfileStore, StoreError};
+    use crate::store::{ProfileStore, StoreError, TaskStore};
 
     async fn open_fresh(replica: &str) -> (PostgresStore, String) {
         let (_schema, url) = test_schema("switchback_test").await.unwrap();
@@ -542,6 +529,54 @@ mod tests {
         let (first, url) = open_fresh("a").await;
         let second = PostgresStore::open(&url, "b").await.unwrap();
         conformance::concurrent_commits_exactly_one_wins_across(&first, &second).await;
+    }
+
+    #[tokio::test]
+    async fn a_firing_skips_a_route_another_transaction_holds() {
+        // A replica firing a deadline does not wait on another's transaction over
+        // the same route (its firing, say): it is refused at once, nothing
+        // written, and claims the route once that transaction is gone.
+        let (store, _url) = open_fresh("a").await;
+        let task = conformance::waiting_until(&store, "held", 50_000).await;
+        let mut holder = store.pool.begin().await.unwrap();
+        sqlx::query("SELECT 1 FROM routes WHERE task_id = $1 FOR UPDATE")
+            .bind(task.id.as_str())
+            .execute(&mut *holder)
+            .await
+            .unwrap();
+        let refused = tokio::time::timeout(
+            Duration::from_secs(5),
+            store.commit(1, conformance::firing(&task, 1, 50_000)),
+        )
+        .await
+        .expect("skipped, not waited for");
+        assert_eq!(conformance::refused_at(refused), 1);
+        holder.rollback().await.unwrap();
+        store
+            .commit(1, conformance::firing(&task, 1, 50_000))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_firing_claims_only_its_own_routes_while_their_owner_lives() {
+        // The route's owner is the replica that committed its last transition;
+        // another may claim its deadline only once that owner has gone.
+        let (owner, url) = open_fresh("owner").await;
+        let other = PostgresStore::open(&url, "other").await.unwrap();
+        let task = conformance::waiting_until(&owner, "owned", 50_000).await;
+        assert!(other.due_routes(50_000, 10).await.unwrap().is_empty());
+        assert_eq!(
+            conformance::refused_at(other.commit(1, conformance::firing(&task, 1, 50_000)).await),
+            1,
+            "the owner lives"
+        );
+        owner.close().await;
+        assert_eq!(other.due_routes(50_000, 10).await.unwrap().len(), 1);
+        other
+            .commit(1, conformance::firing(&task, 1, 50_000))
+            .await
+            .unwrap();
     }
 
     #[test]

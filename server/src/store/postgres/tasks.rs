@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use policy::route::RouteState;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 
-use super::PostgresStore;
+use super::{LAPSE_MS, PostgresStore};
 use crate::domain::{
     AttemptEnd, Circuit, CircuitChange, CircuitKey, FeedSender, Progress, RouteCommit, RouteRecord,
     StoredEvent, Task, TaskDetail, TaskListing, TaskWrite, Turn,
@@ -49,19 +49,33 @@ macro_rules! unfinished {
     };
 }
 
-/// The deadlines a replica fires (given the parameters of its name and of the
-/// oldest live heartbeat), for `concat!`: those of the routes it owns (it committed their last
-/// transition, so it armed the deadline) and of routes no live replica owns. Of
+/// The replicas alive now (given the parameter of the lapse in milliseconds), by
+/// the database's clock, the one heartbeats are written by; for `concat!`.
+macro_rules! live_replicas {
+    ($lapse_ms:literal) => {
+        concat!(
+            "(SELECT id FROM replicas WHERE heartbeat_at_ms >= \
+             (extract(epoch FROM clock_timestamp()) * 1000)::bigint - ",
+            $lapse_ms,
+            ")"
+        )
+    };
+}
+
+/// The routes a replica may move (given the parameters of its name and of the
+/// lapse), for `concat!`: those it owns (it committed their last transition: it
+/// armed their deadline, or holds their call) and those no live replica owns. Of
 /// two replicas, one fires each deadline; a route whose replica went away is
-/// fired by whichever comes first, and the generation fence lets one commit.
+/// claimed by whichever comes first (`FOR UPDATE SKIP LOCKED`), and the generation
+/// fence lets one commit.
 macro_rules! fired_here {
-    ($replica:literal, $live_since:literal) => {
+    ($replica:literal, $lapse_ms:literal) => {
         concat!(
             "(owner = ",
             $replica,
-            " OR owner IS NULL OR owner NOT IN (SELECT id FROM replicas WHERE heartbeat_at_ms >= ",
-            $live_since,
-            "))"
+            " OR owner IS NULL OR owner NOT IN ",
+            live_replicas!($lapse_ms),
+            ")"
         )
     };
 }
@@ -353,9 +367,26 @@ impl PostgresStore {
         let failure = record.failure.as_ref();
         let task_id = record.task_id.as_str();
         let now_ms = record.updated_at.as_millis();
-        let mut query =
-            QueryBuilder::<Postgres>::new("WITH updated AS (UPDATE routes SET state = ");
+        let mut query = QueryBuilder::<Postgres>::new("WITH ");
+        if commit.fires_deadline {
+            // The claim: the route still waits on a passed deadline and is this
+            // replica's to fire, and no other transaction holds it (one that does
+            // is firing or moving it: skipped, not waited for).
+            query
+                .push("claimed AS (SELECT task_id FROM routes WHERE task_id = ")
+                .push_bind(task_id.to_owned())
+                .push(" AND generation = ")
+                .push_bind(expected)
+                .push(" AND state IN ('retry_wait', 'waiting_for_reset') AND deadline_ms <= ")
+                .push_bind(now_ms)
+                .push(" AND (owner = ")
+                .push_bind(self.replica.to_string())
+                .push(" OR owner IS NULL OR owner NOT IN (SELECT id FROM replicas WHERE heartbeat_at_ms >= (extract(epoch FROM clock_timestamp()) * 1000)::bigint - ")
+                .push_bind(LAPSE_MS)
+                .push(")) FOR UPDATE OF routes SKIP LOCKED), ");
+        }
         query
+            .push("updated AS (UPDATE routes SET state = ")
             .push_bind(route.state.as_str())
             .push(", generation = ")
             .push_bind(route.generation)
@@ -402,8 +433,11 @@ impl PostgresStore {
             .push(" WHERE task_id = ")
             .push_bind(task_id.to_owned())
             .push(" AND generation = ")
-            .push_bind(expected)
-            .push(" RETURNING task_id)");
+            .push_bind(expected);
+        if commit.fires_deadline {
+            query.push(" AND task_id IN (SELECT task_id FROM claimed)");
+        }
+        query.push(" RETURNING task_id)");
         if let Some(attempt) = &commit.start_attempt {
             query
                 .push(
@@ -805,7 +839,7 @@ impl TaskStore for PostgresStore {
         .bind(now_ms)
         .bind(i64::from(limit))
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms().await?)
+        .bind(LAPSE_MS)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter().map(RouteRow::into_domain).collect()
@@ -819,7 +853,7 @@ impl TaskStore for PostgresStore {
         ))
         .bind(after_ms)
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms().await?)
+        .bind(LAPSE_MS)
         .fetch_one(&self.pool)
         .await?)
     }
@@ -836,15 +870,15 @@ impl TaskStore for PostgresStore {
             "SELECT ",
             route_columns!(),
             " FROM routes WHERE state = ANY($1) AND ($2::text IS NULL OR task_id > $2) \
-             AND (owner IS NULL OR owner = $4 OR owner NOT IN \
-             (SELECT id FROM replicas WHERE heartbeat_at_ms >= $5)) \
-             ORDER BY task_id LIMIT $3"
+             AND ",
+            fired_here!("$4", "$5"),
+            " ORDER BY task_id LIMIT $3"
         ))
         .bind(names)
         .bind(after.as_ref().map(TaskId::as_str))
         .bind(i64::from(limit))
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms().await?)
+        .bind(LAPSE_MS)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter().map(RouteRow::into_domain).collect()
@@ -874,13 +908,14 @@ impl TaskStore for PostgresStore {
         let rows: Vec<RouteRow> = sqlx::query_as(concat!(
             "UPDATE routes SET owner = $1 WHERE task_id IN (SELECT task_id FROM routes \
              WHERE state = ANY($2) AND owner IS DISTINCT FROM $1 AND (owner IS NULL OR owner \
-             NOT IN (SELECT id FROM replicas WHERE heartbeat_at_ms >= $3)) \
-             ORDER BY task_id LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING ",
+             NOT IN ",
+            live_replicas!("$3"),
+            ") ORDER BY task_id LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING ",
             route_columns!()
         ))
         .bind(self.replica.as_ref())
         .bind(names)
-        .bind(self.live_since_ms().await?)
+        .bind(LAPSE_MS)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
@@ -938,13 +973,14 @@ impl TaskStore for PostgresStore {
     async fn release_probes(&self) -> Result<(), StoreError> {
         // Only the claims of routes no live replica owns: another replica's probe
         // may be in flight.
-        sqlx::query(
+        sqlx::query(concat!(
             "UPDATE circuits SET probe_task_id = NULL WHERE probe_task_id IN \
-             (SELECT task_id FROM routes WHERE owner IS NULL OR owner = $1 OR owner NOT IN \
-             (SELECT id FROM replicas WHERE heartbeat_at_ms >= $2))",
-        )
+             (SELECT task_id FROM routes WHERE ",
+            fired_here!("$1", "$2"),
+            ")"
+        ))
         .bind(self.replica.as_ref())
-        .bind(self.live_since_ms().await?)
+        .bind(LAPSE_MS)
         .execute(&self.pool)
         .await?;
         Ok(())

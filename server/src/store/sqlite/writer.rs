@@ -409,15 +409,31 @@ pub(super) fn commit(
     let mut values = route_values(record);
     values.push(Value::Text(task_id.to_owned()));
     values.push(Value::Integer(expected));
-    let updated = connection
-        .prepare_cached(
+    /// The fenced UPDATE, for `concat!`.
+    macro_rules! update_route {
+        () => {
             "UPDATE routes SET state = ?, generation = ?, candidate_index = ?, cause = ?, \
              deadline_ms = ?, retry_ordinal = ?, decision_json = ?, class = ?, code = ?, \
              catalogue = ?, safe_cause = ?, pending_outcome = ?, circuit_wait = ?, \
              through_circuit = ?, circuit_waited = ?, new_episode = ?, episode_json = ?, turn = ?, \
-             escalations = ?, max_tokens = ?, updated_at_ms = ? WHERE task_id = ? AND generation = ?",
-        )?
-        .execute(rusqlite::params_from_iter(values))?;
+             escalations = ?, max_tokens = ?, updated_at_ms = ? WHERE task_id = ? AND generation = ?"
+        };
+    }
+    let updated = if commit.fires_deadline {
+        // A firing claims only a route still waiting on a passed deadline (one
+        // process serves this database: the writer's order is the claim).
+        values.push(Value::Integer(record.updated_at.as_millis()));
+        connection
+            .prepare_cached(concat!(
+                update_route!(),
+                " AND state IN ('retry_wait', 'waiting_for_reset') AND deadline_ms <= ?"
+            ))?
+            .execute(rusqlite::params_from_iter(values))?
+    } else {
+        connection
+            .prepare_cached(update_route!())?
+            .execute(rusqlite::params_from_iter(values))?
+    };
     if updated == 0 {
         return Ok(None);
     }
