@@ -55,6 +55,9 @@ pub struct PostgresStore {
     pumping: Arc<OnceLock<()>>,
     /// Set once the replica leaves: no heartbeat after that.
     leaving: Arc<std::sync::atomic::AtomicBool>,
+    /// Told of each commit this replica makes: its pump sequences the new events
+    /// (and announces the batch to every replica), so a commit notifies no one.
+    committed: Arc<tokio::sync::Notify>,
 }
 
 impl PostgresStore {
@@ -96,6 +99,7 @@ impl PostgresStore {
             opened_at_event: opened_at_event.unwrap_or(0),
             pumping: Arc::default(),
             leaving: Arc::default(),
+            committed: Arc::default(),
         };
         store.heartbeat().await?;
         let beating = store.clone();
@@ -142,10 +146,11 @@ impl PostgresStore {
     }
 
     /// Publish the event log to `feed`, in id order, from every replica: woken by
-    /// each commit's notification (it sequences what committed, see
-    /// `PostgresStore::sequence`) and each sequenced batch's (it reads them), and
-    /// every second in case one was lost or the listener reconnected. Events
-    /// pruned before this replica read them are a `Resync`.
+    /// each of this replica's commits (it sequences what committed, see
+    /// `PostgresStore::sequence`) and by each sequenced batch's notification,
+    /// from any replica (it reads them), and every second in case one was lost,
+    /// the listener reconnected or a replica went away before sequencing its
+    /// own. Events pruned before this replica read them are a `Resync`.
     fn start_pump(&self, feed: FeedSender) {
         if self.pumping.set(()).is_err() {
             return;
@@ -158,12 +163,13 @@ impl PostgresStore {
         let mut cursor = self.opened_at_event;
         let mut listener: Option<sqlx::postgres::PgListener> = None;
         let mut wake = Wake::everything();
+        let mut last_sequenced = std::time::Instant::now();
         while !self.pool.is_closed() {
             if listener.is_none() {
                 match sqlx::postgres::PgListener::connect_with(&self.pool).await {
                     Ok(mut connected) => {
                         match connected
-                            .listen_all([tasks::COMMITTED, tasks::SEQUENCED, tasks::CANCELS])
+                            .listen_all([tasks::SEQUENCED, tasks::CANCELS])
                             .await
                         {
                             Ok(()) => listener = Some(connected),
@@ -181,6 +187,7 @@ impl PostgresStore {
                 }
             }
             if wake.sequence {
+                last_sequenced = std::time::Instant::now();
                 // Sequence what committed (all of it, batch after batch).
                 loop {
                     match self.sequence().await {
@@ -199,58 +206,67 @@ impl PostgresStore {
                 cursor = self.publish_after(cursor, &feed).await;
             }
             wake = Wake::default();
-            // Wait for the next notification; then, after a moment for more to
-            // come, take every one already here: one look serves them all.
+            // Wait for this replica's next commit or the next notification; then,
+            // after a moment for more to come, take every notification already
+            // here: one look serves them all.
             match listener.as_mut() {
                 Some(connected) => {
-                    match tokio::time::timeout(Duration::from_secs(1), connected.try_recv()).await {
-                        Ok(Ok(Some(first))) => {
-                            tokio::time::sleep(GATHER).await;
-                            let mut heard = Some(first);
-                            while let Some(notification) = heard {
-                                match notification.channel() {
-                                    tasks::COMMITTED => wake.sequence = true,
-                                    tasks::CANCELS => {
-                                        if let Some((generation, task_id)) =
-                                            notification.payload().split_once(' ')
-                                            && let Ok(generation) = generation.parse()
-                                        {
-                                            let _ = feed.send(Feed::Cancel {
-                                                task_id: api::TaskId::new(task_id),
-                                                generation,
-                                            });
-                                        }
-                                    }
-                                    _ => {
-                                        wake.read |= notification
-                                            .payload()
-                                            .parse::<i64>()
-                                            .map_or(true, |last| last > cursor);
-                                    }
+                    let first = tokio::select! {
+                        () = self.committed.notified() => {
+                            wake.sequence = true;
+                            None
+                        }
+                        received = tokio::time::timeout(Duration::from_secs(1), connected.try_recv()) => {
+                            match received {
+                                Ok(Ok(Some(first))) => Some(first),
+                                // A second without news, or the connection lost and
+                                // made again (what it carried is lost): look, to be sure.
+                                Ok(Ok(None)) | Err(_) => {
+                                    wake = Wake::everything();
+                                    None
                                 }
-                                // Every notification already received, without
-                                // waiting for more.
-                                heard = match connected.try_recv().now_or_never() {
-                                    Some(Ok(Some(next))) => Some(next),
-                                    Some(Ok(None) | Err(_)) => {
-                                        wake = Wake::everything();
-                                        None
-                                    }
-                                    None => None,
-                                };
+                                // The listener reconnects through the pool: a clean
+                                // stop that closed it is no failure.
+                                Ok(Err(_)) if self.pool.is_closed() => return,
+                                Ok(Err(error)) => {
+                                    tracing::warn!(error = %error, "listening for route events failed");
+                                    listener = None;
+                                    wake = Wake::everything();
+                                    continue;
+                                }
                             }
                         }
-                        // A second without news, or the connection lost and made
-                        // again (what it carried is lost): look, to be sure.
-                        Ok(Ok(None)) | Err(_) => wake = Wake::everything(),
-                        // The listener reconnects through the pool: a clean stop
-                        // that closed it is no failure.
-                        Ok(Err(_)) if self.pool.is_closed() => return,
-                        Ok(Err(error)) => {
-                            tracing::warn!(error = %error, "listening for route events failed");
-                            listener = None;
-                            wake = Wake::everything();
+                    };
+                    if first.is_some() || wake.sequence {
+                        tokio::time::sleep(GATHER).await;
+                    }
+                    let mut heard = first.or_else(|| received_now(connected, &mut wake));
+                    while let Some(notification) = heard {
+                        match notification.channel() {
+                            tasks::CANCELS => {
+                                if let Some((generation, task_id)) =
+                                    notification.payload().split_once(' ')
+                                    && let Ok(generation) = generation.parse()
+                                {
+                                    let _ = feed.send(Feed::Cancel {
+                                        task_id: api::TaskId::new(task_id),
+                                        generation,
+                                    });
+                                }
+                            }
+                            _ => {
+                                wake.read |= notification
+                                    .payload()
+                                    .parse::<i64>()
+                                    .map_or(true, |last| last > cursor);
+                            }
                         }
+                        heard = received_now(connected, &mut wake);
+                    }
+                    // Events a replica committed and did not sequence (it went away
+                    // first) are sequenced by the others within a second.
+                    if last_sequenced.elapsed() >= Duration::from_secs(1) {
+                        wake.sequence = true;
                     }
                 }
                 None => {
@@ -313,6 +329,22 @@ pub fn without_password(url: &str) -> String {
             None => url.to_owned(),
         },
         None => url.to_owned(),
+    }
+}
+
+/// A notification the listener has already received, without waiting for one;
+/// a lost connection is a reason to look at everything.
+fn received_now(
+    connected: &mut sqlx::postgres::PgListener,
+    wake: &mut Wake,
+) -> Option<sqlx::postgres::PgNotification> {
+    match connected.try_recv().now_or_never() {
+        Some(Ok(Some(next))) => Some(next),
+        Some(Ok(None) | Err(_)) => {
+            *wake = Wake::everything();
+            None
+        }
+        None => None,
     }
 }
 
@@ -577,6 +609,30 @@ mod tests {
             .commit(1, conformance::firing(&task, 1, 50_000))
             .await
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn events_a_replica_left_unsequenced_reach_the_others_feeds() {
+        // A commits and never sequences (it has no pump: as if it went away
+        // right after its commits); B's pump gives the events their ids and
+        // publishes them.
+        let (a, url) = open_fresh("a").await;
+        let b = PostgresStore::open(&url, "b").await.unwrap();
+        let (feed, mut published) = tokio::sync::broadcast::channel(64);
+        b.attach_feed(feed);
+        conformance::waiting_until(&a, "left", 50_000).await;
+        let fed = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                if let Ok(Feed::Event(event)) = published.recv().await
+                    && event.data.contains(r#""generation": 1"#)
+                {
+                    return event;
+                }
+            }
+        })
+        .await
+        .expect("published by the other replica");
+        assert!(fed.id > 0);
     }
 
     #[test]

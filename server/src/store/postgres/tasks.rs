@@ -4,7 +4,7 @@
 //! Every route write is [`TaskStore::commit`]: one statement whose first part is
 //! the route's UPDATE guarded by the generation it was computed from (`WHERE
 //! task_id = … AND generation = …`), and whose every other part (the attempt, the
-//! turn, the circuit, the event and its `NOTIFY`) happens only if that UPDATE
+//! turn, the circuit and the event) happens only if that UPDATE
 //! matched; so of two replicas computing from one read exactly one writes. No
 //! match is a typed `StaleGeneration` carrying the route as it is now, and nothing
 //! else is written. The event's public id is given after the commit, never against
@@ -25,9 +25,6 @@ use crate::store::rows::{
     parse_enum, route_columns, task_from_rows, to_json,
 };
 use crate::store::{StoreError, TaskStore};
-
-/// The channel a committed event is announced on, to be sequenced.
-pub(super) const COMMITTED: &str = "switchback_route_events_committed";
 
 /// The channel a committed stop is announced on (`GENERATION TASK_ID`), so the
 /// replica with the call in flight cuts it.
@@ -213,8 +210,8 @@ fn bind_route<'q>(
         .bind(record.updated_at.as_millis())
 }
 
-/// The route's event, last in its transaction, announced to every replica at the
-/// commit (to be sequenced: its public id comes after).
+/// The route's event, last in its transaction (its public id comes after, from
+/// the sequencer).
 async fn insert_event(
     conn: &mut PgConnection,
     task_id: &str,
@@ -222,14 +219,12 @@ async fn insert_event(
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let id: i64 = sqlx::query_scalar(
-        "WITH event AS (INSERT INTO route_events (task_id, data_json, created_at_ms) \
-         VALUES ($1, $2, $3) RETURNING id) \
-         SELECT id FROM event, LATERAL pg_notify($4, '')",
+        "INSERT INTO route_events (task_id, data_json, created_at_ms) \
+         VALUES ($1, $2, $3) RETURNING id",
     )
     .bind(task_id)
     .bind(data_json)
     .bind(now_ms)
-    .bind(COMMITTED)
     .fetch_one(&mut *conn)
     .await?;
     Ok(id)
@@ -586,9 +581,7 @@ impl PostgresStore {
             .push_bind(commit.event_json.to_string())
             .push(", ")
             .push_bind(now_ms)
-            .push(" FROM updated RETURNING id) SELECT id FROM event, LATERAL pg_notify(")
-            .push_bind(COMMITTED)
-            .push(", '')");
+            .push(" FROM updated RETURNING id) SELECT id FROM event");
         Ok(query
             .build_query_scalar::<i64>()
             .fetch_optional(&self.pool)
@@ -692,6 +685,7 @@ impl TaskStore for PostgresStore {
         match self.write_task(&mut tx, &write).await? {
             Some(event_id) => {
                 tx.commit().await?;
+                self.committed.notify_one();
                 Ok((
                     TaskDetail {
                         task: write.task,
@@ -812,6 +806,7 @@ impl TaskStore for PostgresStore {
             Some(event_id) => {
                 // Durable: the engine's effects. The event reaches the feed once
                 // sequenced, in id order, with every replica's (`pump`).
+                self.committed.notify_one();
                 commit.after.run(event_id);
                 Ok(event_id)
             }
