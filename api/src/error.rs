@@ -20,7 +20,7 @@ use crate::ids::Revision;
 /// );
 /// assert_eq!(serde_json::to_value(ApiError::not_found("profile", "p-1")).unwrap()["error"], "not_found");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[serde(tag = "error", rename_all = "snake_case")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum ApiError {
@@ -398,6 +398,125 @@ impl ApiError {
     }
 }
 
+/// Read in one pass over a flat shape that holds every variant's fields. (A
+/// derived reader of an internally tagged enum buffers the whole body, then
+/// reads it again per variant: in the browser's wasm that is a copy of the
+/// buffered reader for each of the twenty variants.)
+impl<'de> Deserialize<'de> for ApiError {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+
+        /// Every field of every variant; the tag says which are required.
+        #[derive(Deserialize)]
+        struct Wire {
+            error: String,
+            message: Option<String>,
+            errors: Option<Vec<FieldError>>,
+            revision: Option<Revision>,
+            route: Option<Box<crate::tasks::RouteView>>,
+            state: Option<policy::route::RouteState>,
+            retry_after_s: Option<u64>,
+            limit: Option<u64>,
+        }
+
+        const VARIANTS: &[&str] = &[
+            "invalid",
+            "not_found",
+            "stale_revision",
+            "in_use",
+            "stale_generation",
+            "not_allowed_now",
+            "no_enabled_candidate",
+            "malformed_json",
+            "invalid_header",
+            "malformed_form",
+            "unsupported_media_type",
+            "payload_too_large",
+            "forbidden",
+            "unauthorized",
+            "rate_limited",
+            "too_many_tasks",
+            "request_timeout",
+            "no_such_route",
+            "internal",
+            "unreachable",
+        ];
+        fn required<T, E: Error>(value: Option<T>, field: &'static str) -> Result<T, E> {
+            value.ok_or_else(|| E::missing_field(field))
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        let message = || required(wire.message.clone(), "message");
+        Ok(match wire.error.as_str() {
+            "invalid" => Self::Invalid {
+                errors: required(wire.errors, "errors")?,
+            },
+            "not_found" => Self::NotFound {
+                message: message()?,
+            },
+            "stale_revision" => Self::StaleRevision {
+                message: message()?,
+                revision: required(wire.revision, "revision")?,
+            },
+            "in_use" => Self::InUse {
+                message: message()?,
+            },
+            "stale_generation" => Self::StaleGeneration {
+                message: message()?,
+                route: required(wire.route, "route")?,
+            },
+            "not_allowed_now" => Self::NotAllowedNow {
+                message: message()?,
+                state: required(wire.state, "state")?,
+            },
+            "no_enabled_candidate" => Self::NoEnabledCandidate {
+                message: message()?,
+            },
+            "malformed_json" => Self::MalformedJson {
+                message: message()?,
+            },
+            "invalid_header" => Self::InvalidHeader {
+                message: message()?,
+            },
+            "malformed_form" => Self::MalformedForm {
+                message: message()?,
+            },
+            "unsupported_media_type" => Self::UnsupportedMediaType {
+                message: message()?,
+            },
+            "payload_too_large" => Self::PayloadTooLarge {
+                message: message()?,
+            },
+            "forbidden" => Self::Forbidden {
+                message: message()?,
+            },
+            "unauthorized" => Self::Unauthorized {
+                message: message()?,
+            },
+            "rate_limited" => Self::RateLimited {
+                message: message()?,
+                retry_after_s: required(wire.retry_after_s, "retry_after_s")?,
+            },
+            "too_many_tasks" => Self::TooManyTasks {
+                message: message()?,
+                limit: required(wire.limit, "limit")?,
+            },
+            "request_timeout" => Self::RequestTimeout {
+                message: message()?,
+            },
+            "no_such_route" => Self::NoSuchRoute {
+                message: message()?,
+            },
+            "internal" => Self::Internal {
+                message: message()?,
+            },
+            "unreachable" => Self::Unreachable {
+                message: message()?,
+            },
+            other => return Err(D::Error::unknown_variant(other, VARIANTS)),
+        })
+    }
+}
+
 impl From<Vec<FieldError>> for ApiError {
     fn from(errors: Vec<FieldError>) -> Self {
         Self::Invalid { errors }
@@ -445,7 +564,7 @@ pub mod refusals {
 
 #[cfg(feature = "server-fn")]
 impl server_fn::error::FromServerFnError for ApiError {
-    type Encoder = server_fn::codec::JsonEncoding;
+    type Encoder = crate::JsonText;
 
     fn from_server_fn_error(value: server_fn::error::ServerFnErrorErr) -> Self {
         use server_fn::error::ServerFnErrorErr;
@@ -498,6 +617,117 @@ mod tests {
             let text = serde_json::to_string(&error).unwrap();
             assert_eq!(serde_json::from_str::<ApiError>(&text).unwrap(), error);
         }
+    }
+
+    #[test]
+    fn every_error_reads_back_as_it_was_written() {
+        let message = || "m".to_owned();
+        let route = serde_json::from_value(serde_json::json!({
+            "task_id": "t", "state": "held", "generation": 3, "candidate_index": 0,
+            "candidate_id": "c", "model": "m", "circuit_wait": false, "turn": 1, "actions": [],
+            "updated_at": "2026-11-30T02:00:20Z"}))
+        .unwrap();
+        let errors = [
+            ApiError::Invalid {
+                errors: vec![FieldError::new(
+                    &policy::FieldPath::root().field("name"),
+                    policy::ErrorCode::Required,
+                    "needed",
+                )],
+            },
+            ApiError::NotFound { message: message() },
+            ApiError::StaleRevision {
+                message: message(),
+                revision: Revision::FIRST,
+            },
+            ApiError::InUse { message: message() },
+            ApiError::StaleGeneration {
+                message: message(),
+                route,
+            },
+            ApiError::NotAllowedNow {
+                message: message(),
+                state: policy::route::RouteState::Held,
+            },
+            ApiError::NoEnabledCandidate { message: message() },
+            ApiError::MalformedJson { message: message() },
+            ApiError::InvalidHeader { message: message() },
+            ApiError::MalformedForm { message: message() },
+            ApiError::UnsupportedMediaType { message: message() },
+            ApiError::PayloadTooLarge { message: message() },
+            ApiError::Forbidden { message: message() },
+            ApiError::Unauthorized { message: message() },
+            ApiError::RateLimited {
+                message: message(),
+                retry_after_s: 7,
+            },
+            ApiError::TooManyTasks {
+                message: message(),
+                limit: 9,
+            },
+            ApiError::RequestTimeout { message: message() },
+            ApiError::NoSuchRoute { message: message() },
+            ApiError::Internal { message: message() },
+            ApiError::Unreachable { message: message() },
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for error in errors {
+            // Exhaustive: a new variant does not compile until it is listed above.
+            seen.insert(match &error {
+                ApiError::Invalid { .. } => 0,
+                ApiError::NotFound { .. } => 1,
+                ApiError::StaleRevision { .. } => 2,
+                ApiError::InUse { .. } => 3,
+                ApiError::StaleGeneration { .. } => 4,
+                ApiError::NotAllowedNow { .. } => 5,
+                ApiError::NoEnabledCandidate { .. } => 6,
+                ApiError::MalformedJson { .. } => 7,
+                ApiError::InvalidHeader { .. } => 8,
+                ApiError::MalformedForm { .. } => 9,
+                ApiError::UnsupportedMediaType { .. } => 10,
+                ApiError::PayloadTooLarge { .. } => 11,
+                ApiError::Forbidden { .. } => 12,
+                ApiError::Unauthorized { .. } => 13,
+                ApiError::RateLimited { .. } => 14,
+                ApiError::TooManyTasks { .. } => 15,
+                ApiError::RequestTimeout { .. } => 16,
+                ApiError::NoSuchRoute { .. } => 17,
+                ApiError::Internal { .. } => 18,
+                ApiError::Unreachable { .. } => 19,
+            });
+            let text = serde_json::to_string(&error).unwrap();
+            assert_eq!(
+                serde_json::from_str::<ApiError>(&text).unwrap(),
+                error,
+                "{text}"
+            );
+        }
+        assert_eq!(seen.len(), 20, "one of each");
+        for (text, refusal) in [
+            (
+                r#"{"error": "teapot", "message": "m"}"#,
+                "unknown variant `teapot`",
+            ),
+            (r#"{"error": "not_found"}"#, "missing field `message`"),
+            (
+                r#"{"error": "rate_limited", "message": "m"}"#,
+                "missing field `retry_after_s`",
+            ),
+            (r#"{"message": "m"}"#, "missing field `error`"),
+        ] {
+            let error = serde_json::from_str::<ApiError>(text)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(refusal), "{text}: {error}");
+        }
+        assert_eq!(
+            serde_json::from_str::<ApiError>(
+                r#"{"error": "internal", "message": "m", "extra": 1}"#
+            )
+            .unwrap(),
+            ApiError::Internal { message: message() },
+            "unknown fields are ignored, as before"
+        );
     }
 
     #[test]

@@ -31,6 +31,8 @@ mod checks;
 mod classify;
 mod error;
 mod ids;
+#[cfg(feature = "server-fn")]
+mod json_text;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 mod profiles;
@@ -48,6 +50,8 @@ pub use ids::{
     AttemptId, CandidateId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision, RouteId,
     TaskId,
 };
+#[cfg(feature = "server-fn")]
+pub use json_text::{JsonAnswer, JsonText};
 pub use policy::{ErrorCode, FieldError, FieldPath};
 pub use profiles::{
     CandidateRequest, CandidateSpec, CandidateView, EscalationRequest, PolicyInput, ProfileRequest,

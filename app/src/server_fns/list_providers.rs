@@ -1,5 +1,6 @@
 use api::{ApiError, KeyEnvRules, ProviderView};
 use leptos::prelude::*;
+
 use serde::{Deserialize, Serialize};
 
 /// The providers page's data.
@@ -12,7 +13,7 @@ pub struct ProvidersData {
 }
 
 /// Every provider, and which key variables the server allows.
-#[server(prefix = "/fn", endpoint = "list_providers")]
+#[server(prefix = "/fn", endpoint = "list_providers", output = api::JsonAnswer)]
 pub async fn list_providers() -> Result<ProvidersData, ApiError> {
     let backend = crate::backend::backend()?;
     Ok(ProvidersData {

@@ -1,5 +1,6 @@
 use api::{ApiError, TaskPage, Timestamp};
 use leptos::prelude::*;
+
 use leptos::server_fn::codec::Json;
 use policy::route::RouteState;
 use serde::{Deserialize, Serialize};
@@ -14,7 +15,7 @@ pub struct TasksData {
 }
 
 /// The newest tasks (optionally in one state), and the server's clock.
-#[server(prefix = "/fn", endpoint = "list_tasks", input = Json)]
+#[server(prefix = "/fn", endpoint = "list_tasks", input = Json, output = api::JsonAnswer)]
 pub async fn list_tasks(state: Option<RouteState>) -> Result<TasksData, ApiError> {
     let backend = crate::backend::backend()?;
     let page = backend

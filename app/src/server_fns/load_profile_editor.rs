@@ -5,7 +5,7 @@ use crate::editor::EditorData;
 
 /// The editor's starting point: the stored profile (or a new draft) and the
 /// providers to choose from.
-#[server(prefix = "/fn", endpoint = "load_profile_editor")]
+#[server(prefix = "/fn", endpoint = "load_profile_editor", output = api::JsonAnswer)]
 pub async fn load_profile_editor(id: Option<ProfileId>) -> Result<EditorData, ApiError> {
     let backend = crate::backend::backend()?;
     let providers = backend.list_providers().await?;
