@@ -13,21 +13,28 @@ pub mod layout;
 pub mod page_status;
 pub mod pages;
 pub mod providers;
+pub mod routes;
 pub mod server_fns;
 mod shell;
 pub mod tasks;
 
 pub use shell::{App, OUTPUT_NAME, shell};
 
-/// The browser entry point: hydrate the server-rendered page.
+/// The browser entry point: hydrate the server-rendered page, once the chunk of
+/// its route (`routes`) has arrived.
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
-    // Event handlers are attached now; browser tests wait for this mark
-    // instead of sleeping.
-    if let Some(body) = leptos::prelude::document().body() {
+    wasm_bindgen_futures::spawn_local(async {
+        let body = leptos::prelude::document()
+            .body()
+            .expect("a page has a body");
+        leptos::mount::hydrate_from_async(body.clone(), App)
+            .await
+            .forget();
+        // Event handlers are attached now; browser tests wait for this mark
+        // instead of sleeping.
         let _ = body.set_attribute("data-hydrated", "");
-    }
+    });
 }

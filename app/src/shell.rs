@@ -3,12 +3,11 @@
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{SsrMode, path};
+use leptos_router::{Lazy, SsrMode, path};
 
 use crate::layout::TopBar;
-use crate::pages::{
-    HomePage, NotFoundPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage, TasksPage,
-};
+use crate::pages::{HomePage, NotFoundPage};
+use crate::routes::{ProfileEditRoute, ProfilesRoute, ProvidersRoute, TaskRoute, TasksRoute};
 
 /// The base name of the browser bundle: `/pkg/switchback.js`,
 /// `/pkg/switchback_bg.wasm` and `/pkg/switchback.css`.
@@ -48,12 +47,13 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("") view=HomePage />
                     // Async: the whole page is in the first answer, so it reads
                     // and posts without JavaScript.
-                    <Route path=path!("/profiles") view=ProfilesPage ssr=SsrMode::Async />
-                    <Route path=path!("/profiles/new") view=ProfileEditPage ssr=SsrMode::Async />
-                    <Route path=path!("/profiles/:id") view=ProfileEditPage ssr=SsrMode::Async />
-                    <Route path=path!("/providers") view=ProvidersPage ssr=SsrMode::Async />
-                    <Route path=path!("/tasks") view=TasksPage ssr=SsrMode::Async />
-                    <Route path=path!("/tasks/:id") view=TaskPage ssr=SsrMode::Async />
+                    // The pages come in chunks of their own (`routes`).
+                    <Route path=path!("/profiles") view={Lazy::<ProfilesRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/profiles/new") view={Lazy::<ProfileEditRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/profiles/:id") view={Lazy::<ProfileEditRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/providers") view={Lazy::<ProvidersRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/tasks") view={Lazy::<TasksRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/tasks/:id") view={Lazy::<TaskRoute>::new()} ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>
