@@ -133,9 +133,15 @@ impl Engine {
                     drop(marked);
                     drop(permit);
                     match fired {
+                        Ok(Fired::Committed) => {}
                         // Claimed by another replica's transaction, which moves it
                         // (if that one fails, the next upkeep looks again).
-                        Ok(Fired::Committed | Fired::Claimed) => {}
+                        Ok(Fired::Claimed) if engine.inner.store.is_shared() => {}
+                        // On a database of its own, a refusal at the same
+                        // generation means the clock stepped back between the
+                        // sleep and the commit: the deadline is still ahead, and
+                        // no upkeep would look again.
+                        Ok(Fired::Claimed) => engine.inner.wake.notify_one(),
                         // The route had moved on: it may have a new deadline that
                         // a read skipped while this firing held it.
                         Ok(Fired::MovedOn) => engine.inner.wake.notify_one(),
@@ -200,13 +206,16 @@ impl Engine {
     /// Fire every route due now, and wait for them: each `DeadlineReached` is fenced
     /// by the generation it was read at, so a route a person acted on meanwhile is
     /// left alone. For whoever must know nothing is due (a test, the restart
-    /// bench): firing twice fires once. Answers how many routes it fired.
+    /// bench): firing twice fires once, and a route another transaction held
+    /// (skipped, not waited for) is read again until it has moved or is no longer
+    /// this replica's. Answers how many routes it fired.
     pub async fn fire_due(&self) -> Result<usize, StoreError> {
         let mut fired = 0;
         loop {
             let now_ms = self.now().as_millis();
             let due = self.inner.store.due_routes(now_ms, BATCH).await?;
             let count = due.len();
+            let mut claimed = 0;
             // Earliest first, many at once.
             let mut firing = futures_util::stream::iter(due)
                 .map(|record| self.fire(record))
@@ -217,7 +226,8 @@ impl Engine {
             while let Some(outcome) = firing.next().await {
                 match outcome {
                     Ok(Fired::Committed) => fired += 1,
-                    Ok(Fired::MovedOn | Fired::Claimed) => {}
+                    Ok(Fired::MovedOn) => {}
+                    Ok(Fired::Claimed) => claimed += 1,
                     Err(error) => {
                         failed.get_or_insert(error);
                     }
@@ -226,7 +236,11 @@ impl Engine {
             if let Some(error) = failed {
                 return Err(error);
             }
-            if count < BATCH as usize {
+            if claimed > 0 {
+                // Let the transaction that holds them end (a moment of real
+                // time: it is another's commit, not a deadline), then read again.
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            } else if count < BATCH as usize {
                 return Ok(fired);
             }
         }
@@ -279,17 +293,22 @@ impl Engine {
                 break;
             };
             after = Some(last.task_id.clone());
-            touched += routes.len();
             // Many at once: their commits share the writer's batches (SQLite) or
             // the pool's connections (PostgreSQL), rather than one round trip,
             // and one fsync, after another.
             let mut reconciling = futures_util::stream::iter(&routes)
-                .map(|record| self.reconcile_route(record))
+                .map(|record| async move { (&record.task_id, self.reconcile_route(record).await) })
                 .buffer_unordered(FIRING);
+            // Every one runs to its end, and every failure is told; the first
+            // is the answer.
             let mut failed = None;
-            while let Some(outcome) = reconciling.next().await {
-                if let Err(error) = outcome {
-                    failed.get_or_insert(error);
+            while let Some((task_id, outcome)) = reconciling.next().await {
+                match outcome {
+                    Ok(()) => touched += 1,
+                    Err(error) => {
+                        tracing::warn!(task_id = %task_id, error = %crate::error::chain(&error), "reconciling a route after the restart failed");
+                        failed.get_or_insert(error);
+                    }
                 }
             }
             if let Some(error) = failed {

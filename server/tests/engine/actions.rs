@@ -254,3 +254,41 @@ async fn a_stop_on_one_replica_cuts_the_call_in_flight_on_the_other() {
     .await
     .expect("replica A cut the call replica B stopped");
 }
+
+/// On PostgreSQL a firing skips a route another transaction holds rather than
+/// wait on it; `fire_due`, which promises that nothing due is left, reads such a
+/// route again until that transaction has ended and the deadline has fired.
+#[tokio::test]
+async fn fire_due_outlasts_a_transaction_that_holds_a_due_route() {
+    let (_schema, url) = server::store::test_schema("switchback_held_firing")
+        .await
+        .unwrap();
+    let h = Harness::replica(&url, "a").await;
+    let task = waiting_task(&h).await;
+    let waiting = h.wait(&task.id, RouteState::RetryWait).await;
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM routes WHERE task_id = $1 FOR UPDATE")
+        .bind(task.id.as_str())
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    h.advance_ms(10_000);
+    let release = tokio::spawn(async move {
+        // Real time, not a deadline: long enough for fire_due to meet the lock.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        holder.rollback().await.unwrap();
+    });
+    h.engine.fire_due().await.unwrap();
+    let after: (String, i64) =
+        sqlx::query_as("SELECT state, generation FROM routes WHERE task_id = $1")
+            .bind(task.id.as_str())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert!(
+        after.0 != "retry_wait" && after.1 > waiting.generation.get(),
+        "the deadline fired once the holder let go: {after:?}"
+    );
+    release.await.unwrap();
+}

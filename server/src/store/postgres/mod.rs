@@ -53,8 +53,9 @@ pub struct PostgresStore {
     opened_at_event: i64,
     /// Whether the feed's pump was started.
     pumping: Arc<OnceLock<()>>,
-    /// Set once the replica leaves: no heartbeat after that.
-    leaving: Arc<std::sync::atomic::AtomicBool>,
+    /// Set by `close`; held by each heartbeat while it writes, so a heartbeat
+    /// that began before the replica left cannot write its row back after.
+    leaving: Arc<tokio::sync::Mutex<bool>>,
     /// Told of each commit this replica makes: its pump sequences the new events
     /// (and announces the batch to every replica), so a commit notifies no one.
     committed: Arc<tokio::sync::Notify>,
@@ -121,7 +122,8 @@ impl PostgresStore {
     /// Say this replica is alive, by the database's clock (the replicas' own
     /// clocks may disagree; the database's is one).
     async fn heartbeat(&self) -> Result<(), StoreError> {
-        if self.leaving.load(std::sync::atomic::Ordering::SeqCst) {
+        let leaving = self.leaving.lock().await;
+        if *leaving {
             return Ok(());
         }
         sqlx::query(
@@ -133,6 +135,7 @@ impl PostgresStore {
         .bind(self.replica.as_ref())
         .execute(&self.pool)
         .await?;
+        drop(leaving);
         // A replica killed without leaving keeps its row; once its heartbeat is
         // a day old, forget it (a route it owned reads as orphaned either way).
         sqlx::query(
@@ -216,11 +219,12 @@ impl PostgresStore {
                             wake.sequence = true;
                             None
                         }
-                        received = tokio::time::timeout(Duration::from_secs(1), connected.try_recv()) => {
+                        received = tokio::time::timeout(SEQUENCE_AT_LEAST.saturating_sub(last_sequenced.elapsed()), connected.try_recv()) => {
                             match received {
                                 Ok(Ok(Some(first))) => Some(first),
-                                // A second without news, or the connection lost and
-                                // made again (what it carried is lost): look, to be sure.
+                                // A second since this replica last sequenced, or the
+                                // connection lost and made again (what it carried is
+                                // lost): look, to be sure.
                                 Ok(Ok(None)) | Err(_) => {
                                     wake = Wake::everything();
                                     None
@@ -265,7 +269,7 @@ impl PostgresStore {
                     }
                     // Events a replica committed and did not sequence (it went away
                     // first) are sequenced by the others within a second.
-                    if last_sequenced.elapsed() >= Duration::from_secs(1) {
+                    if last_sequenced.elapsed() >= SEQUENCE_AT_LEAST {
                         wake.sequence = true;
                     }
                 }
@@ -308,6 +312,11 @@ impl PostgresStore {
         }
     }
 }
+
+/// How often a replica's pump sequences even when it heard of no commit: the
+/// events a replica committed and left unsequenced (it went away first) wait no
+/// longer than this, and a notification lost with a connection no longer.
+const SEQUENCE_AT_LEAST: Duration = Duration::from_secs(1);
 
 /// How long a silent replica's row is kept: a day.
 const FORGET_REPLICA_AFTER_MS: i64 = 24 * 60 * 60 * 1000;
@@ -429,12 +438,13 @@ impl Store for PostgresStore {
     async fn close(&self) {
         // Leave at once: the others need not wait for this replica's heartbeat to
         // lapse to take over what it leaves.
-        self.leaving
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut leaving = self.leaving.lock().await;
+        *leaving = true;
         let _ = sqlx::query("DELETE FROM replicas WHERE id = $1")
             .bind(self.replica.as_ref())
             .execute(&self.pool)
             .await;
+        drop(leaving);
         self.pool.close().await;
     }
 }
