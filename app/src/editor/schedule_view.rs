@@ -26,10 +26,15 @@ pub fn ScheduleView(key: u32, class: SectionClass) -> impl IntoView {
             .get()
             .map(|section| {
                 let plan = schedule(&section);
-                let total = plan.total_ms().max(1) as f64;
+                let total = plan.total_ms().max(1);
                 plan.steps
                     .iter()
-                    .map(|step| (step.retry_ordinal, step.total_ms as f64 / total * 100.0))
+                    .map(|step| {
+                        (
+                            step.retry_ordinal,
+                            hundredths_of_percent(step.total_ms, total),
+                        )
+                    })
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default()
@@ -47,7 +52,7 @@ pub fn ScheduleView(key: u32, class: SectionClass) -> impl IntoView {
                             view! {
                                 <span
                                     class="schedule-line-mark retry"
-                                    style=format!("left: {at:.2}%")
+                                    style=format!("left: {}.{:02}%", at / 100, at % 100)
                                     title=format!("retry {ordinal}")
                                 ></span>
                             }
@@ -58,4 +63,23 @@ pub fn ScheduleView(key: u32, class: SectionClass) -> impl IntoView {
         </div>
     }
     .into_any()
+}
+
+/// `part` of `total` in hundredths of a percent, rounded down (`2_500` is
+/// 25.00%), in integers: formatting a float would bring the float printer
+/// into the browser bundle.
+fn hundredths_of_percent(part: u64, total: u64) -> u64 {
+    (part.saturating_mul(10_000) / total).min(10_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hundredths_of_percent;
+
+    #[test]
+    fn shares_are_hundredths_of_a_percent_rounded_down() {
+        assert_eq!(hundredths_of_percent(500, 3_500), 1_428);
+        assert_eq!(hundredths_of_percent(3_500, 3_500), 10_000);
+        assert_eq!(hundredths_of_percent(1, 3), 3_333);
+    }
 }

@@ -148,7 +148,10 @@ pub fn duration(ms: i64) -> String {
     if ms < 1_000 {
         format!("{ms} ms")
     } else if ms < 60_000 {
-        format!("{:.1} s", ms as f64 / 1_000.0)
+        // Tenths of a second, rounded half up, in integers: formatting a
+        // float would bring the float printer into the browser bundle.
+        let tenths = (ms + 50) / 100;
+        format!("{}.{} s", tenths / 10, tenths % 10)
     } else {
         span((ms as u64).div_ceil(1_000))
     }
@@ -295,6 +298,10 @@ mod tests {
         assert_eq!(span(7_500), "2 h 5 min");
         assert_eq!(span(3_600), "1 h");
         assert_eq!(duration(850), "850 ms");
+        assert_eq!(duration(1_000), "1.0 s");
+        assert_eq!(duration(1_249), "1.2 s");
+        assert_eq!(duration(1_250), "1.3 s");
+        assert_eq!(duration(59_949), "59.9 s");
         assert_eq!(duration(2_400), "2.4 s");
         assert_eq!(duration(-3), "0 ms");
         assert_eq!(clock_time(now), "02:00:20 UTC");
