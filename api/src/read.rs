@@ -157,7 +157,7 @@ impl<T: Request> Read<T> {
         };
         let checked = check(request);
         if self.errors.is_empty() {
-            return checked.map_err(|errors| self.in_field_order(errors));
+            return checked.map_err(|errors| in_field_order(&self.order, errors));
         }
         let unread = |field: &str| self.errors.iter().any(|read| is_within(field, &read.field));
         let mut errors = self.errors.clone();
@@ -170,34 +170,32 @@ impl<T: Request> Read<T> {
                 !unread(&error.field) && !required_by_an_unread_field
             }));
         }
-        Err(self.in_field_order(errors))
+        Err(in_field_order(&self.order, errors))
     }
 }
 
-impl<T> Read<T> {
-    /// The errors, sorted by where their field (or its nearest read parent)
-    /// came in the request; errors at one place keep their own order.
-    fn in_field_order(&self, mut errors: Vec<FieldError>) -> Vec<FieldError> {
-        let rank: HashMap<&str, usize> = self
-            .order
-            .iter()
-            .enumerate()
-            .map(|(position, path)| (path.as_str(), position))
-            .rev()
-            .collect();
-        let position = |field: &str| {
-            let mut path = Some(field);
-            while let Some(current) = path {
-                if let Some(position) = rank.get(current) {
-                    return *position;
-                }
-                path = parent(current);
+/// The errors, sorted by where their field (or its nearest read parent) came
+/// in the request (`order`); errors at one place keep their own order. Not a
+/// method of `Read<T>`: one copy serves every request type in the browser.
+fn in_field_order(order: &[String], mut errors: Vec<FieldError>) -> Vec<FieldError> {
+    let rank: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(position, path)| (path.as_str(), position))
+        .rev()
+        .collect();
+    let position = |field: &str| {
+        let mut path = Some(field);
+        while let Some(current) = path {
+            if let Some(position) = rank.get(current) {
+                return *position;
             }
-            usize::MAX
-        };
-        errors.sort_by_key(|error| position(&error.field));
-        errors
-    }
+            path = parent(current);
+        }
+        usize::MAX
+    };
+    errors.sort_by_key(|error| position(&error.field));
+    errors
 }
 
 /// Whether `field` is `outer` or lies inside it.
