@@ -1,7 +1,7 @@
 //! The HTML document and the top-level router.
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{Lazy, SsrMode, path};
 
@@ -9,8 +9,9 @@ use crate::layout::TopBar;
 use crate::pages::{HomePage, NotFoundPage};
 use crate::routes::{ProfileEditRoute, ProfilesRoute, ProvidersRoute, TaskRoute, TasksRoute};
 
-/// The base name of the browser bundle: `/pkg/switchback.js`,
-/// `/pkg/switchback_bg.wasm` and `/pkg/switchback.css`.
+/// The base name of the browser bundle: `switchback.js`, `switchback_bg.wasm`
+/// and `switchback.css`, served under the build's own path (`site_pkg_dir`,
+/// `/pkg/{build}/`).
 pub const OUTPUT_NAME: &str = "switchback";
 
 /// The whole HTML document, rendered on the server around [`App`].
@@ -23,6 +24,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                <link
+                    rel="stylesheet"
+                    id="switchback"
+                    href=format!("/{}/{OUTPUT_NAME}.css", options.site_pkg_dir)
+                />
                 <HydrationScripts options />
                 <MetaTags />
             </head>
@@ -38,7 +44,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <Stylesheet id="switchback" href=format!("/pkg/{OUTPUT_NAME}.css") />
         <Title formatter=|page: String| format!("{page} · Switchback") />
         <Router>
             <TopBar />

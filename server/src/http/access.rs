@@ -443,7 +443,7 @@ fn login_html(status: StatusCode, next: &str, problem: Option<&str>) -> Response
     } else {
         ""
     };
-    let css = format!("/pkg/{}.css", app::OUTPUT_NAME);
+    let css = format!("/{}/{}.css", crate::site::pkg_dir(), app::OUTPUT_NAME);
     let body = format!(
         r#"<!DOCTYPE html>
 <html lang="en">

@@ -140,7 +140,7 @@ pub(crate) fn page_policy_header() {
 pub fn leptos_options(bind: std::net::SocketAddr) -> LeptosOptions {
     LeptosOptions::builder()
         .output_name(app::OUTPUT_NAME)
-        .site_pkg_dir("pkg")
+        .site_pkg_dir(crate::site::pkg_dir())
         .site_addr(bind)
         .build()
 }

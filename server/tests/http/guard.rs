@@ -196,13 +196,8 @@ async fn foreign_host_names_are_refused_everywhere() {
         ("[::1]:3000", true),
         ("switchback.example.com", true),
     ] {
-        for path in [
-            "/",
-            "/profiles",
-            "/api/providers",
-            "/healthz",
-            "/pkg/switchback.css",
-        ] {
+        let css = format!("/{}/switchback.css", server::site::pkg_dir());
+        for path in ["/", "/profiles", "/api/providers", "/healthz", css.as_str()] {
             let answer = api
                 .send(
                     Request::builder()

@@ -9,6 +9,7 @@ mod events;
 mod forms;
 mod guard;
 mod server_fns;
+mod site;
 
 use std::sync::Arc;
 
