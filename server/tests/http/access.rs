@@ -50,6 +50,9 @@ async fn login(api: &Api, token: &str, extra: &[(&str, &str)]) -> Answer {
 async fn without_the_token_nothing_but_health_login_and_files_answers() {
     let api = Api::with(guarded()).await;
     let bearer = format!("Bearer {TOKEN}");
+    // The login page's stylesheet and the bundle are open: they hold no data.
+    let css = format!("/{}/switchback.css", server::site::pkg_dir());
+    let wasm = format!("/{}/switchback_bg.wasm", server::site::pkg_dir());
     // (path, status without credentials)
     let table = [
         ("/api/providers", StatusCode::UNAUTHORIZED),
@@ -64,6 +67,8 @@ async fn without_the_token_nothing_but_health_login_and_files_answers() {
         ("/healthz", StatusCode::OK),
         ("/login", StatusCode::OK),
         ("/favicon.svg", StatusCode::OK),
+        (css.as_str(), StatusCode::OK),
+        (wasm.as_str(), StatusCode::OK),
     ];
     for (path, status) in table {
         let answer = api.send(get(path, &[])).await;

@@ -57,10 +57,27 @@ async fn pages_load_the_bundle_of_their_own_build_which_browsers_keep_for_good()
         "/pkg/0123456789abcdef/switchback_bg.wasm".to_owned(),
         format!("/{dir}x/switchback_bg.wasm"),
         format!("/{dir}/no_such_chunk.wasm"),
+        // The splitter's unoptimised output is not part of the site.
+        "/split/switchback.wasm".to_owned(),
     ] {
         let answer = api.send(get(&path)).await;
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
     }
+
+    // A browser revalidating a bundle file is told it still holds it, and
+    // may go on keeping it.
+    let first = api.send(get(&format!("/{dir}/switchback.js"))).await;
+    let mut again = get(&format!("/{dir}/switchback.js"));
+    again
+        .headers_mut()
+        .insert(header::IF_NONE_MATCH, first.headers[header::ETAG].clone());
+    let again = api.send(again).await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    assert!(again.text.is_empty(), "{}", again.text);
+    assert_eq!(
+        again.headers[header::CACHE_CONTROL],
+        "public, max-age=31536000, immutable"
+    );
 
     // Files outside the bundle keep their names across builds: revalidated.
     let icon = api.send(get("/favicon.svg")).await;
