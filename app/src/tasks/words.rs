@@ -147,7 +147,7 @@ pub fn duration(ms: i64) -> String {
     let ms = ms.max(0);
     if ms < 1_000 {
         format!("{ms} ms")
-    } else if ms < 60_000 {
+    } else if ms < 59_950 {
         // Tenths of a second, rounded half up, in integers: formatting a
         // float would bring the float printer into the browser bundle.
         let tenths = (ms + 50) / 100;
@@ -302,6 +302,7 @@ mod tests {
         assert_eq!(duration(1_249), "1.2 s");
         assert_eq!(duration(1_250), "1.3 s");
         assert_eq!(duration(59_949), "59.9 s");
+        assert_eq!(duration(59_950), "1 min");
         assert_eq!(duration(2_400), "2.4 s");
         assert_eq!(duration(-3), "0 ms");
         assert_eq!(clock_time(now), "02:00:20 UTC");
