@@ -10,6 +10,8 @@ pub mod backend;
 pub mod components;
 pub mod editor;
 pub mod layout;
+#[cfg(feature = "hydrate")]
+mod missing_chunk;
 pub mod page_status;
 pub mod pages;
 pub mod providers;
@@ -25,7 +27,7 @@ pub use shell::{App, OUTPUT_NAME, shell};
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
-    console_error_panic_hook::set_once();
+    missing_chunk::reload_when_one_is_missing();
     wasm_bindgen_futures::spawn_local(async {
         let body = leptos::prelude::document()
             .body()
@@ -36,5 +38,6 @@ pub fn hydrate() {
         // Event handlers are attached now; browser tests wait for this mark
         // instead of sleeping.
         let _ = body.set_attribute("data-hydrated", "");
+        missing_chunk::hydrated();
     });
 }

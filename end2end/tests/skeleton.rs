@@ -1,9 +1,12 @@
 //! The skeleton in a real browser: server rendering, hydration, navigation
-//! and the phone layout.
+//! the phone layout, and a page whose code is missing after an upgrade.
 
-use end2end::{Browser, Device, TestServer, named, phone_layout_problems};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use end2end::{Browser, Device, TestPage, TestServer, named, phone_layout_problems};
 use playwright_rs::expect;
-use playwright_rs::protocol::AriaRole;
+use playwright_rs::protocol::{AriaRole, FulfillOptions};
 
 #[tokio::test]
 async fn home_page_is_rendered_on_the_server_without_javascript() -> anyhow::Result<()> {
@@ -130,5 +133,91 @@ async fn phone_layout_has_one_column_and_no_horizontal_overflow() -> anyhow::Res
     expect(page.get_by_role(AriaRole::Heading, named("Providers")))
         .to_be_visible()
         .await?;
+    Ok(())
+}
+
+/// A page on /profiles whose requests for the tasks page's chunk are
+/// answered 404 the first `refusals` times, as after an upgrade; and how many
+/// times the page has asked for it.
+async fn profiles_without_the_tasks_chunk(
+    browser: &Browser,
+    server: &TestServer,
+    refusals: usize,
+) -> anyhow::Result<(TestPage, Arc<AtomicUsize>)> {
+    let page = browser.page(Device::Desktop, true).await?;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    page.route("**/split___tasks_route_view_*.wasm", move |route| {
+        let refuse = count.fetch_add(1, Ordering::SeqCst) < refusals;
+        async move {
+            if refuse {
+                route
+                    .fulfill(FulfillOptions::builder().status(404).build())
+                    .await
+            } else {
+                route.continue_(None).await
+            }
+        }
+    })
+    .await?;
+    page.goto(&server.url("/profiles"), None).await?;
+    page.wait_for_hydration().await?;
+    Ok((page, asked))
+}
+
+#[tokio::test]
+async fn a_tab_that_cannot_load_a_pages_chunk_loads_that_page_anew() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let browser = Browser::launch().await?;
+    let (page, asked) = profiles_without_the_tasks_chunk(&browser, &server, 1).await?;
+    page.evaluate_expression("window.beforeTheLoad = true")
+        .await?;
+
+    page.get_by_role(AriaRole::Link, named("Tasks"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(AriaRole::Heading, named("Tasks")))
+        .to_be_visible()
+        .await?;
+    page.wait_for_hydration().await?;
+    let same_document: bool = page
+        .evaluate::<(), bool>("() => window.beforeTheLoad === true", None)
+        .await?;
+    assert!(!same_document, "the page was loaded anew");
+    assert!(page.url().ends_with("/tasks"), "{}", page.url());
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "asked, then again from the new page"
+    );
+    // The new page is live: its links navigate in the app.
+    page.get_by_role(AriaRole::Link, named("Profiles"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(AriaRole::Heading, named("Dynamic profiles")))
+        .to_be_visible()
+        .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_chunk_missing_after_loading_anew_is_said_on_the_page_not_loaded_again()
+-> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let browser = Browser::launch().await?;
+    let (page, asked) = profiles_without_the_tasks_chunk(&browser, &server, usize::MAX).await?;
+
+    page.get_by_role(AriaRole::Link, named("Tasks"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(AriaRole::Alert, None))
+        .to_contain_text("could not be loaded")
+        .await?;
+    // The server's page, loaded once more and no more.
+    expect(page.get_by_role(AriaRole::Heading, named("Tasks")))
+        .to_be_visible()
+        .await?;
+    assert!(page.url().ends_with("/tasks"), "{}", page.url());
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
     Ok(())
 }

@@ -5,10 +5,12 @@
 //! The bundle (`pkg/`) is served under a path of its own build,
 //! `/pkg/{id}/...`, where the id is a hash of every file in it. A page loads
 //! its route's chunks on demand, long after it loaded the main module: a tab
-//! opened before an upgrade must not be handed chunks of the new build (their
-//! function indices are another build's), so it gets a 404 for them instead.
-//! And since a path never changes content, browsers keep the bundle for good
-//! and ask for nothing on the next visit.
+//! opened before an upgrade asks for its own build's chunks at its own build's
+//! path, which the upgraded server does not serve, so it gets a 404, never a
+//! chunk of the new build (whose function indices are another build's). The
+//! app's panic hook then loads that page once more, from the new build
+//! (`app/src/missing_chunk.rs`). And since a path never changes content, browsers keep the
+//! bundle for good and ask for nothing on the next visit.
 
 use std::sync::LazyLock;
 
