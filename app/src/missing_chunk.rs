@@ -33,11 +33,20 @@ pub fn reload_when_one_is_missing() {
     std::panic::set_hook(Box::new(on_panic));
     let window = window();
     let on_click = Closure::<dyn Fn(web_sys::MouseEvent)>::new(|event: web_sys::MouseEvent| {
+        // Only a click the router turns into a navigation in this tab: a
+        // plain primary click on a link that opens here.
+        let plain = event.button() == 0
+            && !(event.ctrl_key() || event.meta_key() || event.shift_key() || event.alt_key());
         let link = event
             .target()
             .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
             .and_then(|element| element.closest("a[href]").ok().flatten())
-            .and_then(|link| link.dyn_into::<web_sys::HtmlAnchorElement>().ok());
+            .and_then(|link| link.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+            .filter(|link| {
+                plain
+                    && matches!(link.target().as_str(), "" | "_self")
+                    && !link.has_attribute("download")
+            });
         FOLLOWING.set(link.map(|link| link.href()));
     });
     let on_history = Closure::<dyn Fn(web_sys::Event)>::new(|_: web_sys::Event| {
