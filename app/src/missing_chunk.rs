@@ -23,7 +23,8 @@ use wasm_bindgen::closure::Closure;
 const LOADED_AGAIN_FOR_A_CHUNK: &str = "switchback.loaded-again-for-a-chunk";
 
 thread_local! {
-    /// The address of the last link clicked, until the next back or forward.
+    /// Where the last click was going: a plain click on a link that opens in
+    /// this tab; any other click, and each back or forward, forgets it.
     static FOLLOWING: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 

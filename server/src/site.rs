@@ -9,8 +9,8 @@
 //! path, which the upgraded server does not serve, so it gets a 404, never a
 //! chunk of the new build (whose function indices are another build's). The
 //! app's panic hook then loads that page once more, from the new build
-//! (`app/src/missing_chunk.rs`). And since a path never changes content, browsers keep the
-//! bundle for good and ask for nothing on the next visit.
+//! (`app/src/missing_chunk.rs`). And since a path never changes content,
+//! browsers keep the bundle for good and ask for nothing on the next visit.
 
 use std::sync::LazyLock;
 
