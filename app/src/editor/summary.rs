@@ -57,12 +57,14 @@ pub fn schedule_sentence(section: &PolicySection, next_candidate: Option<&str>) 
     }
 }
 
+/// The schedule always opens with one of the policy crate's own words, so
+/// ASCII is enough (and keeps Unicode's case tables out of the wasm).
 fn capitalize(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
+    let mut text = text.to_owned();
+    if let Some(first) = text.get_mut(..1) {
+        first.make_ascii_uppercase();
     }
+    text
 }
 
 #[cfg(test)]
@@ -89,6 +91,10 @@ mod tests {
             schedule_sentence(&section, Some("model-beta")),
             "Retry 1 after 0.5 s, retry 2 after 1 s; gives up after 1.5 s, then skips to model-beta."
         );
+        section.retry.enabled = false;
+        section.on_exhausted = OnExhausted::Stop;
+        assert_eq!(schedule_sentence(&section, None), "No retries; then stops.");
+        section.retry.enabled = true;
         section.reset_wait.enabled = true;
         assert!(
             schedule_sentence(&section, None)

@@ -274,7 +274,7 @@ fn Actions(
             Err(ApiError::StaleGeneration { route, .. }) => {
                 notice.set(Some(format!(
                     "The route changed before your click arrived: it is now {} (generation {}). Nothing was done.",
-                    state_label(route.state).to_lowercase(),
+                    state_label(route.state).to_ascii_lowercase(),
                     route.generation
                 )));
                 task.update(|shown| {

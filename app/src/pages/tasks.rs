@@ -68,7 +68,7 @@ pub fn TasksPage() -> impl IntoView {
                     if newer {
                         announced.set(format!(
                             "A task is now {} on {}.",
-                            state_label(route.state).to_lowercase(),
+                            state_label(route.state).to_ascii_lowercase(),
                             candidate_label(route.candidate_index, &route.model)
                         ));
                         updates.insert(route.task_id.clone(), *route);
