@@ -23,12 +23,17 @@ pub mod tasks;
 pub use shell::{App, OUTPUT_NAME, shell};
 
 /// The browser entry point: hydrate the server-rendered page, once the chunk of
-/// its route (`routes`) has arrived.
+/// its route (`routes::preload`) has arrived.
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     missing_chunk::reload_when_one_is_missing();
     wasm_bindgen_futures::spawn_local(async {
+        let path = leptos::prelude::window()
+            .location()
+            .pathname()
+            .unwrap_or_default();
+        routes::preload(&path).await;
         let body = leptos::prelude::document()
             .body()
             .expect("a page has a body");

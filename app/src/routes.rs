@@ -4,6 +4,12 @@
 //! the browser fetches the first time it shows the page. The shared frame (the
 //! router, the top bar, the home and not-found pages) stays in the main module.
 //! On the server a lazy route renders like any other.
+//!
+//! The browser loads the chunk of the page it opens on before it hydrates
+//! ([`preload`]): Leptos's view crate is patched to hydrate erased views
+//! synchronously (`vendor/README.md`), and the app's components are erased
+//! (`erase_components`), so the router reaches its lazy route synchronously
+//! and needs the route's code already there.
 
 use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
@@ -50,3 +56,25 @@ lazy_page!(
     /// `/tasks/{id}`: the route view.
     TaskRoute => TaskPage
 );
+
+/// Loads the chunks of the lazy route `path` names (a browser's
+/// `location.pathname`); nothing for any other path. The same paths as
+/// `crate::shell::App`'s routes: a lazy route missing here fails to hydrate
+/// when a page opens on it (the router panics), which the browser tests that
+/// open every page catch.
+#[cfg(feature = "hydrate")]
+pub async fn preload(path: &str) {
+    let segments: Vec<&str> = path
+        .split('/')
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    match segments.as_slice() {
+        ["profiles"] => ProfilesRoute::preload().await,
+        // `/profiles/new` and `/profiles/{id}`.
+        ["profiles", _] => ProfileEditRoute::preload().await,
+        ["providers"] => ProvidersRoute::preload().await,
+        ["tasks"] => TasksRoute::preload().await,
+        ["tasks", _] => TaskRoute::preload().await,
+        _ => {}
+    }
+}
