@@ -1,6 +1,5 @@
 use api::{
-    ApiError, FieldError, ProfileId, ProfileView, RouteView, TaskId, TaskRequest, TaskSummary,
-    Timestamp,
+    ApiError, FieldError, ProfileId, RouteView, TaskId, TaskRequest, TaskSummary, Timestamp,
 };
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -8,7 +7,7 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 use policy::route::RouteState;
 
 use crate::components::ErrorNotice;
-use crate::server_fns::{TasksData, create_task, list_profiles, list_tasks};
+use crate::server_fns::{ProfileChoice, TasksData, create_task, list_profile_choices, list_tasks};
 use crate::tasks::live::{Live, use_route_events, use_server_clock};
 use crate::tasks::words::{candidate_label, countdown, relative, state_label};
 
@@ -211,9 +210,9 @@ fn NewTaskForm() -> impl IntoView {
         move |()| {
             let submission = submission.clone();
             async move {
-                list_profiles()
+                list_profile_choices()
                     .await
-                    .map(|(profiles, _)| (profiles, submission))
+                    .map(|profiles| (profiles, submission))
             }
         },
     );
@@ -234,7 +233,7 @@ fn NewTaskForm() -> impl IntoView {
 }
 
 #[component]
-fn TaskForm(profiles: Vec<ProfileView>, submission: Option<TaskSubmission>) -> impl IntoView {
+fn TaskForm(profiles: Vec<ProfileChoice>, submission: Option<TaskSubmission>) -> impl IntoView {
     let (first_profile, first_prompt, first_errors, first_notice) = match submission {
         Some(sent) => (sent.profile_id, sent.prompt, sent.errors, sent.notice),
         None => (String::new(), String::new(), Vec::new(), None),
@@ -276,7 +275,7 @@ fn TaskForm(profiles: Vec<ProfileView>, submission: Option<TaskSubmission>) -> i
             return;
         };
         match result {
-            Ok(task) => navigate(&format!("/tasks/{}", task.id), Default::default()),
+            Ok(id) => navigate(&format!("/tasks/{id}"), Default::default()),
             Err(ApiError::Invalid { errors }) => refused.set(errors),
             Err(other) => notice.set(Some(other.to_string())),
         }

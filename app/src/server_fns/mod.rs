@@ -3,6 +3,7 @@
 
 mod act_on_task;
 mod create_task;
+mod list_profile_choices;
 mod list_profiles;
 mod list_providers;
 mod list_tasks;
@@ -13,6 +14,7 @@ mod save_provider;
 
 pub use act_on_task::act_on_task;
 pub use create_task::create_task;
+pub use list_profile_choices::{ProfileChoice, list_profile_choices};
 pub use list_profiles::list_profiles;
 pub use list_providers::{ProvidersData, list_providers};
 pub use list_tasks::{TasksData, list_tasks};
