@@ -1,18 +1,22 @@
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{Method, Request};
-use axum::response::{IntoResponse, Response};
+use axum::http::{Method, Request, Uri};
+use axum::response::{IntoResponse, Redirect, Response};
 use leptos::prelude::LeptosOptions;
 
 use crate::site;
 
-/// Anything the app's routes do not claim: an embedded file if there is one,
-/// else the app's own "Page not found" (status 404, rendered by the app).
+/// Anything the app's routes do not claim: a page's address with a trailing
+/// slash sent to the page, an embedded file if there is one, else the app's
+/// own "Page not found" (status 404, rendered by the app).
 pub async fn static_file_or_not_found(
     State(options): State<LeptosOptions>,
     request: Request<Body>,
 ) -> Response {
     if request.method() == Method::GET || request.method() == Method::HEAD {
+        if let Some(page) = without_trailing_slash(request.uri()) {
+            return Redirect::permanent(&page).into_response();
+        }
         let path = request.uri().path().trim_start_matches('/');
         if let Some(response) = site::file(path, request.headers()) {
             return response;
@@ -23,4 +27,18 @@ pub async fn static_file_or_not_found(
             app::shell(options.clone())
         });
     render(request).await.into_response()
+}
+
+/// `/tasks/` as `/tasks` (with its query): the server's routes do not claim a
+/// trailing slash, but the app's router reads one as a page with an empty id.
+/// Never an address that would leave the site (`//host/`).
+fn without_trailing_slash(uri: &Uri) -> Option<String> {
+    let page = uri.path().strip_suffix('/')?.trim_end_matches('/');
+    if page.is_empty() || page.starts_with("//") {
+        return None;
+    }
+    Some(match uri.query() {
+        Some(query) => format!("{page}?{query}"),
+        None => page.to_owned(),
+    })
 }

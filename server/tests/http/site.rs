@@ -1,5 +1,6 @@
 //! The browser bundle: served under its own build's path, kept by browsers for
-//! good, and not served at all under any other build's path.
+//! good, and not served at all under any other build's path. And a page's
+//! address with a trailing slash, which leads to the page.
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -83,4 +84,24 @@ async fn pages_load_the_bundle_of_their_own_build_which_browsers_keep_for_good()
     let icon = api.send(get("/favicon.svg")).await;
     assert_eq!(icon.status, StatusCode::OK);
     assert_eq!(icon.headers[header::CACHE_CONTROL], "no-cache");
+}
+
+#[tokio::test]
+async fn a_pages_address_with_a_trailing_slash_leads_to_the_page() {
+    let api = Api::new().await;
+    for (path, page) in [
+        ("/tasks/", "/tasks"),
+        ("/profiles/", "/profiles"),
+        ("/providers//", "/providers"),
+        ("/tasks/?state=held", "/tasks?state=held"),
+    ] {
+        let answer = api.send(get(path)).await;
+        assert_eq!(answer.status, StatusCode::PERMANENT_REDIRECT, "{path}");
+        assert_eq!(answer.headers[header::LOCATION], page, "{path}");
+    }
+    // Never off the site, and the home page is itself.
+    let answer = api.send(get("//example.com/")).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert!(!answer.headers.contains_key(header::LOCATION));
+    assert_eq!(api.send(get("/")).await.status, StatusCode::OK);
 }
