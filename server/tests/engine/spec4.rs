@@ -238,8 +238,13 @@ async fn token_escalation_then_a_truncated_completion() {
 async fn turns_continue_on_the_serving_candidate() {
     let h = Harness::new().await;
     let broken = h.simulated("broken", json!([auth_failed()])).await;
+    // The third turn's call never answers: that turn is still in progress
+    // when the fourth is asked for, however fast the engine is.
     let steady = h
-        .simulated("steady", json!([reply("first"), reply("second")]))
+        .simulated(
+            "steady",
+            json!([reply("first"), reply("second"), {"hang": true}]),
+        )
         .await;
     let profile = h
         .profile(&[(&broken, "m1", defaults()), (&steady, "m2", defaults())])
