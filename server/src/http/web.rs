@@ -6,9 +6,10 @@ use leptos::prelude::LeptosOptions;
 
 use crate::site;
 
-/// Anything the app's routes do not claim: a page's address with a trailing
-/// slash sent to the page, an embedded file if there is one, else the app's
-/// own "Page not found" (status 404, rendered by the app).
+/// Anything the app's routes do not claim: an address with a trailing slash
+/// sent to the same address without it (`/tasks/` to the page `/tasks`), an
+/// embedded file if there is one, else the app's own "Page not found" (status
+/// 404, rendered by the app).
 pub async fn static_file_or_not_found(
     State(options): State<LeptosOptions>,
     request: Request<Body>,
