@@ -251,6 +251,64 @@ async fn create_tune_reorder_save_and_reload_on_a_desktop() -> anyhow::Result<()
     Ok(())
 }
 
+/// Whether the page has fetched the chunk of the editor's checks (its lazy
+/// function `check`, `app/src/editor/on_demand.rs`).
+async fn fetched_the_checks(page: &TestPage) -> anyhow::Result<bool> {
+    Ok(page
+        .evaluate::<(), bool>(
+            r"() => performance.getEntriesByType('resource')
+                .some(entry => /\/split_check_\d+\.wasm$/.test(new URL(entry.name).pathname))",
+            None,
+        )
+        .await?)
+}
+
+#[tokio::test]
+async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_on_the_first_edit()
+-> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    provider(&server, "Simulated")?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url("/profiles/new"), None).await?;
+    page.wait_for_hydration().await?;
+
+    // Hydrated on what the server found: the draft's name is required.
+    let name = page.get_by_role(AriaRole::Textbox, named("Name"));
+    expect(name.clone())
+        .to_have_attribute("aria-invalid", "true")
+        .await?;
+    expect(page.locator("#f-name-error"))
+        .to_have_text("must not be empty")
+        .await?;
+    expect(page.get_by_role(AriaRole::Button, named("Save")))
+        .to_be_disabled()
+        .await?;
+    assert!(
+        !fetched_the_checks(&page).await?,
+        "the editor fetched its checks before any edit"
+    );
+
+    // The first edit fetches them and checks what was typed.
+    name.fill("Coding", None).await?;
+    expect(page.locator("#f-name-error"))
+        .to_have_count(0)
+        .await?;
+    expect(name.clone())
+        .not()
+        .to_have_attribute("aria-invalid", "true")
+        .await?;
+    assert!(
+        fetched_the_checks(&page).await?,
+        "the checks were not fetched"
+    );
+    name.fill("", None).await?;
+    expect(page.locator("#f-name-error"))
+        .to_have_text("must not be empty")
+        .await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_server_error_lands_on_its_field_and_unsaved_changes_are_guarded() -> anyhow::Result<()> {
     let server = TestServer::start()?;

@@ -1,5 +1,6 @@
-use api::{FieldError, ProviderView};
+use api::{FieldError, ProviderId, ProviderView};
 use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use super::form::ProfileForm;
 use crate::components::FieldErrors;
@@ -13,7 +14,27 @@ pub struct EditorContext {
     /// Errors from validation in the browser and from the server's last answer.
     pub errors: Memo<Vec<FieldError>>,
     /// The providers a candidate can use.
-    pub providers: StoredValue<Vec<ProviderView>>,
+    pub providers: StoredValue<Vec<ProviderChoice>>,
+}
+
+/// A provider as a candidate's **Provider** choice offers it: only what the
+/// choice shows and the form stores, so the editor neither sends nor reads
+/// whole providers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderChoice {
+    /// Its id, which the candidate stores.
+    pub id: ProviderId,
+    /// Its name, which the choice shows.
+    pub name: String,
+}
+
+impl From<&ProviderView> for ProviderChoice {
+    fn from(provider: &ProviderView) -> Self {
+        Self {
+            id: provider.id.clone(),
+            name: provider.name.clone(),
+        }
+    }
 }
 
 impl EditorContext {

@@ -11,8 +11,7 @@
 use api::read::Read;
 use api::{
     CandidateId, CandidateRequest, CandidateView, ErrorCode, EscalationRequest, FieldError,
-    FieldPath, PolicyInput, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderView,
-    Revision,
+    FieldPath, PolicyInput, ProfileId, ProfileRequest, ProfileView, ProviderId, Revision,
 };
 use policy::{
     EscalationSettings, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
@@ -20,6 +19,8 @@ use policy::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+use super::context::ProviderChoice;
 
 /// A default token budget for a new candidate.
 pub const NEW_CANDIDATE_MAX_TOKENS: u32 = 4_096;
@@ -255,7 +256,7 @@ impl CandidateForm {
 
 impl ProfileForm {
     /// A new profile: one candidate on the first provider.
-    pub fn new_draft(providers: &[ProviderView]) -> Self {
+    pub fn new_draft(providers: &[ProviderChoice]) -> Self {
         let provider_id = providers
             .first()
             .map_or_else(|| ProviderId::new(""), |p| p.id.clone());
@@ -354,7 +355,7 @@ impl ProfileForm {
     }
 
     /// Apply a structural edit (add, move, remove).
-    pub fn apply(&mut self, op: &EditOp, providers: &[ProviderView]) {
+    pub fn apply(&mut self, op: &EditOp, providers: &[ProviderChoice]) {
         match *op {
             EditOp::Add => {
                 let provider_id = self
@@ -570,24 +571,10 @@ mod tests {
     use super::*;
     use policy::ErrorCode;
 
-    fn provider() -> ProviderView {
-        ProviderView {
+    fn provider() -> ProviderChoice {
+        ProviderChoice {
             id: "p1".into(),
             name: "Anthropic".into(),
-            kind: policy::ProviderKind::Anthropic,
-            family: policy::ProviderFamily::Anthropic,
-            base_url: "https://api.anthropic.com".into(),
-            api_key_env: Some("ANTHROPIC_API_KEY".into()),
-            api_key_env_set: false,
-            timeouts: api::TimeoutsRequest {
-                connect_ms: 10_000,
-                first_byte_ms: 120_000,
-                idle_ms: 60_000,
-            },
-            script: None,
-            revision: Revision::FIRST,
-            created_at: api::Timestamp::from_millis(0),
-            updated_at: api::Timestamp::from_millis(0),
         }
     }
 

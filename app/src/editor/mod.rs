@@ -4,6 +4,7 @@
 mod candidate_card;
 mod context;
 mod form;
+mod on_demand;
 mod op_button;
 mod profile_editor;
 mod schedule_view;
@@ -11,6 +12,7 @@ mod section_fields;
 mod summary;
 mod unsaved_guard;
 
+pub use context::ProviderChoice;
 pub use form::{
     CandidateForm, EditOp, ProfileForm, SectionForm, candidate_path, display_model, section_path,
 };

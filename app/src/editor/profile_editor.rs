@@ -1,29 +1,51 @@
-use api::{ApiError, FieldError, ProfileId, ProfileRequest, ProviderView};
+use api::{ApiError, FieldError};
 use leptos::prelude::*;
 use leptos_router::NavigateOptions;
 use leptos_router::hooks::use_navigate;
 use serde::{Deserialize, Serialize};
 
 use super::candidate_card::CandidateCard;
-use super::context::EditorContext;
+use super::context::{EditorContext, ProviderChoice};
 use super::form::{EditOp, ProfileForm};
+use super::on_demand;
 use super::op_button::OpButton;
 use super::unsaved_guard::guard_unsaved_changes;
 use crate::components::{FieldErrors, FieldMessage, input_id, message_id, with_server_errors};
-use crate::server_fns::save_profile;
 
-/// What the editor starts from: the form, the providers to choose from, and
-/// the errors and notice of a save that was refused.
+/// What the editor starts from: the form, the providers to choose from, the
+/// form's own errors, and the errors and notice of a save that was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditorData {
     /// The form's values.
     pub form: ProfileForm,
     /// The providers a candidate can use.
-    pub providers: Vec<ProviderView>,
+    pub providers: Vec<ProviderChoice>,
+    /// The form's own errors ([`ProfileForm::validate`]), found by the
+    /// server: the page hydrates showing them, and the browser loads the
+    /// checks only when the form changes.
+    pub checked: Vec<FieldError>,
     /// Field errors from the server's last answer.
     pub errors: Vec<FieldError>,
     /// A message that belongs to no field (someone saved first, ...).
     pub notice: Option<String>,
+}
+
+impl EditorData {
+    /// The editor for `form`, with its own errors found now.
+    pub fn new(
+        form: ProfileForm,
+        providers: Vec<ProviderChoice>,
+        errors: Vec<FieldError>,
+        notice: Option<String>,
+    ) -> Self {
+        Self {
+            checked: form.validate(),
+            form,
+            providers,
+            errors,
+            notice,
+        }
+    }
 }
 
 /// Provided by the server when it renders the editor in answer to a plain
@@ -33,12 +55,14 @@ pub struct EditorSubmission(pub EditorData);
 
 /// The dynamic profile editor. It renders completely on the server and
 /// saves by a plain form post before hydration; after hydration it
-/// validates on every keystroke with the policy crate and saves in place.
+/// validates on every keystroke with the policy crate and saves in place
+/// (each loaded the first time it is needed: [`on_demand`]).
 #[component]
 pub fn ProfileEditor(data: EditorData) -> impl IntoView {
     let EditorData {
         form: initial,
         providers,
+        checked: own_errors,
         errors: refused,
         notice: first_notice,
     } = data;
@@ -50,9 +74,25 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
     });
     // Server errors belong to the values they were given for: they show
     // until the form changes.
-    let server_errors = RwSignal::new((initial, refused));
+    let server_errors = RwSignal::new((initial.clone(), refused));
     let notice = RwSignal::new(first_notice);
-    let client_errors = Memo::new(move |_| form.with(ProfileForm::validate));
+    // The form's own errors, with the values they are for: the server's
+    // until the first change, then the checks', run again on every change. A
+    // check overtaken by a later change is dropped.
+    let checked = RwSignal::new((initial, own_errors));
+    let client_errors = Memo::new(move |_| checked.with(|(_, errors)| errors.clone()));
+    Effect::new(move |_| {
+        let current = form.get();
+        if checked.with_untracked(|(given, _)| *given == current) {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            let errors = on_demand::check(current.clone(), false).await.errors;
+            if form.with_untracked(|now| *now == current) {
+                checked.set((current, errors));
+            }
+        });
+    });
     let errors = with_server_errors(form, client_errors, server_errors);
     let context = EditorContext {
         form,
@@ -68,23 +108,32 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
     guard_unsaved_changes(dirty);
 
     let navigate = use_navigate();
-    let save = Action::new(move |(id, request): &(Option<ProfileId>, ProfileRequest)| {
-        save_profile(id.clone(), request.clone())
+    // Checked again as sent, so a value typed just before cannot slip past.
+    let save = Action::new(move |form: &ProfileForm| {
+        let sent = form.clone();
+        async move { (sent.clone(), on_demand::check(sent, true).await) }
     });
     Effect::new(move |_| {
-        let Some(result) = save.value().get() else {
+        let Some((sent, checked_as_sent)) = save.value().get() else {
+            return;
+        };
+        let Some(result) = checked_as_sent.saved else {
+            // Not sent: the form had errors, which show unless it changed since.
+            if form.with_untracked(|now| *now == sent) {
+                checked.set((sent, checked_as_sent.errors));
+            }
             return;
         };
         match result {
-            Ok(profile) => {
-                let stored = ProfileForm::from_view(&profile);
+            Ok(stored) => {
+                // A stored profile's form has its id.
+                let path = stored.id.as_ref().map(|id| format!("/profiles/{id}"));
                 saved.set(Some(stored.clone()));
                 form.set(stored);
                 notice.set(None);
-                navigate(
-                    &format!("/profiles/{}", profile.id),
-                    NavigateOptions::default(),
-                );
+                if let Some(path) = path {
+                    navigate(&path, NavigateOptions::default());
+                }
             }
             Err(error @ ApiError::Invalid { .. }) => {
                 server_errors.set((form.get_untracked(), error.field_errors().to_vec()));
@@ -94,10 +143,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
         }
     });
     let submit = move || {
-        if client_errors.with_untracked(|errors| errors.is_empty()) {
-            let (id, request) = form.with_untracked(|form| (form.id.clone(), form.request().0));
-            save.dispatch((id, request));
-        }
+        save.dispatch(form.get_untracked());
     };
 
     let action_path = move || match form.with(|form| form.id.clone()) {

@@ -1,5 +1,5 @@
 use api::ProfileId;
-use app::editor::{EditOp, EditorData, EditorSubmission, ProfileForm};
+use app::editor::{EditOp, EditorData, EditorSubmission, ProfileForm, ProviderChoice};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -45,18 +45,16 @@ async fn submit(
     let mut form = ProfileForm::from_pairs(&pairs);
     form.id = id.clone();
     let providers = match services.list_providers().await {
-        Ok(providers) => providers,
+        Ok(providers) => providers
+            .iter()
+            .map(ProviderChoice::from)
+            .collect::<Vec<_>>(),
         Err(error) => return error.into_response(),
     };
     // A structural button (add, move, remove) edits the form; it does not save.
     if let Some(op) = EditOp::from_pairs(&pairs) {
         form.apply(&op, &providers);
-        let data = EditorData {
-            form,
-            providers,
-            errors: Vec::new(),
-            notice: None,
-        };
+        let data = EditorData::new(form, providers, Vec::new(), None);
         return render_editor(&state, uri, headers, data, StatusCode::OK).await;
     }
     let request = form.to_request();
@@ -68,12 +66,12 @@ async fn submit(
         Ok(profile) => Redirect::to(&format!("/profiles/{}", profile.id)).into_response(),
         Err(error) => {
             let error = error.into_api_error();
-            let data = EditorData {
+            let data = EditorData::new(
                 form,
                 providers,
-                errors: error.field_errors().to_vec(),
-                notice: Some(error.to_string()),
-            };
+                error.field_errors().to_vec(),
+                Some(error.to_string()),
+            );
             render_editor(&state, uri, headers, data, status_of(&error)).await
         }
     }
