@@ -2,7 +2,9 @@
 //! upgraded server no longer serves (`server::site`): the splitter's loader
 //! then panics, and the app, built with `panic = "abort"`, stops. Here the
 //! panic hook turns that into one full load of the page the user was going
-//! to, which comes from the new build and works.
+//! to, which comes from the new build and works. The same holds for a lazy
+//! function's chunk (the editor's checks), which the editor asks for when it
+//! is first touched, before there is an edit to lose.
 //!
 //! The router changes the address only once the next page's chunk has
 //! loaded, so at the panic the address is still the page the user left: the

@@ -1,6 +1,8 @@
 //! The dynamic profile editor in a real browser, on a desktop and a Pixel 5,
 //! with and without JavaScript.
 
+use std::sync::{Arc, Mutex};
+
 use end2end::{Browser, Device, TestPage, TestServer, named, phone_layout_problems};
 use playwright_rs::protocol::{AriaRole, Locator};
 use playwright_rs::{expect, expect_page};
@@ -251,25 +253,35 @@ async fn create_tune_reorder_save_and_reload_on_a_desktop() -> anyhow::Result<()
     Ok(())
 }
 
-/// Whether the page has fetched the chunk of the editor's checks (its lazy
-/// function `check`, `app/src/editor/on_demand.rs`).
-async fn fetched_the_checks(page: &TestPage) -> anyhow::Result<bool> {
-    Ok(page
-        .evaluate::<(), bool>(
-            r"() => performance.getEntriesByType('resource')
-                .some(entry => /\/split_check_\d+\.wasm$/.test(new URL(entry.name).pathname))",
-            None,
-        )
-        .await?)
+/// The addresses of the chunk of the editor's checks (its lazy function
+/// `check`, `app/src/editor/on_demand.rs`) that `page` has asked for, from
+/// now on: recorded as each request starts.
+async fn requests_for_the_checks(page: &TestPage) -> anyhow::Result<Arc<Mutex<Vec<String>>>> {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let sink = asked.clone();
+    page.on_request(move |request| {
+        let sink = sink.clone();
+        async move {
+            let url = request.url().to_owned();
+            let file = url.rsplit('/').next().unwrap_or_default();
+            if file.starts_with("split_check_") && file.ends_with(".wasm") {
+                sink.lock().expect("request list lock").push(url);
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    Ok(asked)
 }
 
 #[tokio::test]
-async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_on_the_first_edit()
+async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_when_touched()
 -> anyhow::Result<()> {
     let server = TestServer::start()?;
     provider(&server, "Simulated")?;
     let browser = Browser::launch().await?;
     let page = browser.page(Device::Desktop, true).await?;
+    let checks = requests_for_the_checks(&page).await?;
     page.goto(&server.url("/profiles/new"), None).await?;
     page.wait_for_hydration().await?;
 
@@ -284,12 +296,14 @@ async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_on_the_
     expect(page.get_by_role(AriaRole::Button, named("Save")))
         .to_be_disabled()
         .await?;
-    assert!(
-        !fetched_the_checks(&page).await?,
-        "the editor fetched its checks before any edit"
+    // Hydration has run the editor's effects: none asked for the chunk.
+    assert_eq!(
+        *checks.lock().unwrap(),
+        Vec::<String>::new(),
+        "the editor asked for its checks before it was touched"
     );
 
-    // The first edit fetches them and checks what was typed.
+    // The first touch fetches them; the edit is checked with them.
     name.fill("Coding", None).await?;
     expect(page.locator("#f-name-error"))
         .to_have_count(0)
@@ -298,13 +312,17 @@ async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_on_the_
         .not()
         .to_have_attribute("aria-invalid", "true")
         .await?;
-    assert!(
-        fetched_the_checks(&page).await?,
-        "the checks were not fetched"
+    assert_eq!(
+        checks.lock().unwrap().len(),
+        1,
+        "the checks were fetched once"
     );
     name.fill("", None).await?;
     expect(page.locator("#f-name-error"))
         .to_have_text("must not be empty")
+        .await?;
+    expect(page.get_by_role(AriaRole::Button, named("Save")))
+        .to_be_disabled()
         .await?;
     Ok(())
 }

@@ -54,9 +54,10 @@ impl EditorData {
 pub struct EditorSubmission(pub EditorData);
 
 /// The dynamic profile editor. It renders completely on the server and
-/// saves by a plain form post before hydration; after hydration it
-/// validates on every keystroke with the policy crate and saves in place
-/// (each loaded the first time it is needed: [`on_demand`]).
+/// saves by a plain form post before hydration; after hydration it checks
+/// every change with the `api` crate's checks and saves in place, both in the
+/// chunk of [`on_demand::check`], which the person's first touch of the form
+/// fetches.
 #[component]
 pub fn ProfileEditor(data: EditorData) -> impl IntoView {
     let EditorData {
@@ -88,11 +89,26 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
         }
         leptos::task::spawn_local(async move {
             let errors = on_demand::check(current.clone(), false).await.errors;
-            if form.with_untracked(|now| *now == current) {
+            // `try_`: the editor may be gone (the person left) by now.
+            if form.try_with_untracked(|now| *now == current) == Some(true) {
                 checked.set((current, errors));
             }
         });
     });
+    // The errors shown are for other values while a check runs (the first
+    // one waits for the chunk).
+    let checking = Memo::new(move |_| checked.with(|(given, _)| form.with(|now| now != given)));
+    // The checks' chunk comes with the person's first touch of the form,
+    // before the first change: a chunk that cannot be fetched (a tab left
+    // open across an upgrade, `crate::missing_chunk`) then loads the page
+    // again before there is an edit to lose.
+    let fetch_the_checks = StoredValue::new(true);
+    let touched = move || {
+        if fetch_the_checks.get_value() {
+            fetch_the_checks.set_value(false);
+            let _ = leptos::prelude::lazy_preload!(on_demand::check);
+        }
+    };
     let errors = with_server_errors(form, client_errors, server_errors);
     let context = EditorContext {
         form,
@@ -119,7 +135,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
         };
         let Some(result) = checked_as_sent.saved else {
             // Not sent: the form had errors, which show unless it changed since.
-            if form.with_untracked(|now| *now == sent) {
+            if form.try_with_untracked(|now| *now == sent) == Some(true) {
                 checked.set((sent, checked_as_sent.errors));
             }
             return;
@@ -136,7 +152,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
                 }
             }
             Err(error @ ApiError::Invalid { .. }) => {
-                server_errors.set((form.get_untracked(), error.field_errors().to_vec()));
+                server_errors.set((sent, error.field_errors().to_vec()));
                 notice.set(Some(error.to_string()));
             }
             Err(other) => notice.set(Some(other.to_string())),
@@ -183,6 +199,8 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
             method="post"
             action=action_path
             novalidate
+            on:focusin=move |_| touched()
+            on:pointerdown=move |_| touched()
             on:submit=move |ev| {
                 ev.prevent_default();
                 submit();
@@ -218,6 +236,8 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
                         {move || {
                             if save.pending().get() {
                                 "Saving…".to_owned()
+                            } else if checking.get() {
+                                "Checking…".to_owned()
                             } else if hydrated.get() && invalid_count() > 0 {
                                 format!("{} to fix before saving", plural(invalid_count(), "field"))
                             } else if dirty.get() {
