@@ -1,7 +1,7 @@
-//! The editor's work that waits for the person: checking the form, the first
-//! time it changes, and saving it. In the browser it is one lazy function
-//! (Leptos's `#[lazy]`), which `scripts/build-site`'s splitter moves into a
-//! chunk of its own, fetched the first time it is called: opening the editor
+//! The editor's work that waits for the person: checking the form once it
+//! changes, and saving it. In the browser it is one lazy function (Leptos's
+//! `#[lazy]`), which `scripts/build-site`'s splitter moves into a chunk of its
+//! own, fetched when the person first touches the form: opening the editor
 //! does not load it. On the server it is a plain function.
 //!
 //! The page hydrates with the errors the server found in the form it sent
