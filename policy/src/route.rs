@@ -1,16 +1,23 @@
-//! The route machine (SPEC 5): every transition of a route as `(state, event) ->
-//! (state, effects)`, pure, the same on the server (which runs it) and in the browser
+//! The route machine (SPEC 5): every transition of a route as `(route, event) ->
+//! (route, effects)`, pure, the same on the server (which runs it) and in the browser
 //! (which shows only the actions valid now).
 //!
-//! Effects are data, in the order the engine performs them: [`RouteEffect::Persist`]
-//! first (one transaction that writes the new route with `generation + 1`, guarded by
-//! the old generation in the SQL), and only once that has committed, arming a
-//! deadline, handing the route to the dispatcher, sending a request, cancelling one in
-//! flight, and publishing the change. A transition the state does not allow is refused
-//! and changes nothing. Leaving a wait (a stop, a cancelled wait, `retry_now`) disarms
-//! nothing explicitly: the timer that fires later names an older generation, and a
-//! wake on another generation changes nothing. A skip, like a fired deadline, enters
+//! A transition decides the whole route: its state and what the state carries
+//! (deadline, cause, retry ordinal, candidate), and what recovery keeps beside it
+//! (the last failure and its exhausted outcome, the episode's counts, the turn, the
+//! token budget). The engine adds nothing of its own: it commits the new route in
+//! one transaction guarded by the old generation (which publishes its event), and
+//! only once that has committed carries out the effects, which are data: arming a
+//! deadline, handing the route to the dispatcher, cancelling a call in flight. The
+//! dispatcher that commits `attempt_started` sends the request itself, after the
+//! commit. A transition the state does not allow is refused and changes nothing.
+//! Leaving a wait (a stop, a cancelled wait, `retry_now`) disarms nothing
+//! explicitly: the timer that fires later names an older generation, and a wake on
+//! another generation changes nothing. A skip, like a fired deadline, enters
 //! `retrying`: the dispatch, to the next candidate, is decided and not yet started.
+//!
+//! Every (state, event) pair, and what each event does to the rest of the route,
+//! is a table in `policy/tests/route.rs`.
 //!
 //! ```
 //! use policy::route::*;
@@ -18,7 +25,7 @@
 //! let started = transition(&route, &RouteEvent::AttemptStarted, &RouteContext::default()).unwrap();
 //! assert_eq!(started.route.state, RouteState::Running);
 //! assert_eq!(started.route.generation, 1);
-//! assert_eq!(started.effects, [RouteEffect::Persist, RouteEffect::Send, RouteEffect::Publish]);
+//! assert!(started.effects.is_empty(), "the dispatcher sends once the start is committed");
 //!
 //! let refused = transition(&started.route, &RouteEvent::Action(ManualAction::CancelWait), &RouteContext::default());
 //! assert_eq!(refused.unwrap_err(), Refused { state: RouteState::Running, event: "cancel_wait" });
@@ -26,7 +33,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::evaluate::{Decision, HoldCause, StopCause};
+use crate::codes::{Class, SemanticCode};
+use crate::document::OnExhausted;
+use crate::evaluate::{Decision, Episode, HoldCause, StopCause};
 
 /// Where a route is (SPEC 5).
 ///
@@ -252,15 +261,37 @@ impl ManualAction {
     }
 }
 
-/// What happens to a route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The last failure a route met, as classified: what its page shows as the cause
+/// of a wait, a skip or a hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Its class.
+    pub class: Class,
+    /// Its semantic code.
+    pub code: SemanticCode,
+    /// The catalogue version that classified it.
+    pub catalogue: String,
+    /// The provider's message with secrets removed.
+    pub safe_cause: String,
+}
+
+/// What happens to a route, with what the route keeps of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteEvent {
     /// The dispatcher recorded an attempt as started on the current candidate.
     AttemptStarted,
     /// The attempt's answer is stored: the turn is complete.
     Succeeded,
     /// The attempt failed, and `evaluate` decided what follows.
-    Failed(Decision),
+    Failed {
+        /// What `evaluate` decided.
+        decision: Decision,
+        /// The failure, as classified.
+        failure: Failure,
+        /// What the candidate's section for the failure's class does when exhausted
+        /// (none for an `outside` failure, which has no section).
+        on_exhausted: Option<OnExhausted>,
+    },
     /// The pending deadline passed.
     DeadlineReached,
     /// A route due to send found its candidate's circuit open, reset within its wait:
@@ -268,16 +299,30 @@ pub enum RouteEvent {
     CircuitOpen {
         /// When the circuit's reset is, unix milliseconds.
         until_ms: i64,
+        /// The failure that opened the circuit, as the route shows it while it waits.
+        failure: Failure,
+        /// What the candidate's section for that class does when exhausted.
+        on_exhausted: OnExhausted,
     },
     /// A route due to send did not: its candidate's circuit is open beyond its wait.
     /// It takes its exhausted outcome instead (skip, stop, or hold).
-    NotSent(Decision),
+    NotSent {
+        /// The exhausted outcome taken.
+        decision: Decision,
+        /// The failure that opened the circuit.
+        failure: Failure,
+        /// What the candidate's section for that class does when exhausted.
+        on_exhausted: OnExhausted,
+    },
     /// A person acted.
     Action(ManualAction),
     /// The answer stopped at its token budget and the candidate's escalation allows a
-    /// larger one: the same turn is sent again with twice the budget (SPEC 5), in the
-    /// same episode.
-    Escalated,
+    /// larger one: the same turn is sent again with that budget (SPEC 5), in the same
+    /// episode.
+    Escalated {
+        /// The next send's token budget.
+        max_tokens: u32,
+    },
     /// A follow-up turn on a completed task.
     NewTurn,
     /// On restart: the attempt was started and never finished.
@@ -290,14 +335,22 @@ impl RouteEvent {
         match self {
             Self::AttemptStarted => "attempt_started",
             Self::Succeeded => "succeeded",
-            Self::Failed(_) => "failed",
+            Self::Failed { .. } => "failed",
             Self::DeadlineReached => "deadline_reached",
             Self::CircuitOpen { .. } => "circuit_open",
-            Self::NotSent(_) => "not_sent",
+            Self::NotSent { .. } => "not_sent",
             Self::Action(action) => action.as_str(),
-            Self::Escalated => "escalated",
+            Self::Escalated { .. } => "escalated",
             Self::NewTurn => "new_turn",
             Self::Interrupted => "interrupted",
+        }
+    }
+
+    /// The decision the event carries (a failure's, or a route's not sent).
+    pub fn decision(&self) -> Option<Decision> {
+        match self {
+            Self::Failed { decision, .. } | Self::NotSent { decision, .. } => Some(*decision),
+            _ => None,
         }
     }
 }
@@ -310,8 +363,10 @@ pub struct RouteContext {
     pub next_candidate: Option<usize>,
 }
 
-/// A route as the machine sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A route: where it is (the machine's state and what the state carries) and what
+/// recovery keeps beside it (the last failure, the episode, the turn, the token
+/// budget). Every field changes only through [`transition`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     /// Where it is.
     pub state: RouteState,
@@ -336,14 +391,26 @@ pub struct Route {
     /// Whether the route has waited on an open circuit since its last attempt started:
     /// the next attempt records it, so its history shows that wait for what it was.
     pub circuit_waited: bool,
-    /// Whether the next dispatch starts a new episode (another candidate, or a person's
-    /// `retry_now` from `held`): the engine clears the episode's retry counts and reset
+    /// Whether the next attempt starts a new episode (another candidate, or a person's
+    /// `retry_now` from `held`): its start clears the episode's retry counts and reset
     /// wait.
     pub new_episode: bool,
+    /// The last failure, until the turn is answered (or a person skips past it).
+    pub failure: Option<Failure>,
+    /// What the policy does when exhausted, for the last failure.
+    pub pending_outcome: Option<OnExhausted>,
+    /// The current episode: retries per class and the one reset wait.
+    pub episode: Episode,
+    /// The turn in progress (or the last completed), from 1.
+    pub turn: u32,
+    /// Token escalations made in this turn on this candidate.
+    pub escalations: u32,
+    /// The escalated token budget of the next send, if escalated.
+    pub max_tokens: Option<u32>,
 }
 
 impl Route {
-    /// A new route, `queued` on the first enabled candidate.
+    /// A new route, `queued` on the first enabled candidate, in its first turn.
     pub fn new(candidate: usize) -> Self {
         Self {
             state: RouteState::Queued,
@@ -357,26 +424,27 @@ impl Route {
             through_circuit: false,
             circuit_waited: false,
             new_episode: true,
+            failure: None,
+            pending_outcome: None,
+            episode: Episode::default(),
+            turn: 1,
+            escalations: 0,
+            max_tokens: None,
         }
     }
 }
 
-/// Something the engine does for a transition, in order. Everything after
-/// [`RouteEffect::Persist`] happens only once the new route is committed.
+/// Something the engine does once a transition is committed (every accepted
+/// transition is first written in one transaction guarded by the old generation,
+/// and its event published with it: those are the commit's, not effects).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteEffect {
-    /// Write the new route in one transaction guarded by the old generation.
-    Persist,
     /// Arm the timer for the route's new deadline.
     ArmDeadline,
     /// Hand the route to the dispatcher (`queued`, `retrying`).
     Enqueue,
-    /// Send the request of the attempt just recorded as started.
-    Send,
     /// Cancel the request in flight.
     CancelInFlight,
-    /// Tell the pages watching the route.
-    Publish,
 }
 
 /// A transition the state does not allow (422): nothing changed.
@@ -388,16 +456,17 @@ pub struct Refused {
     pub event: &'static str,
 }
 
-/// An accepted transition: the new route and what to do, in order.
+/// An accepted transition: the new route and what to do once it is committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transition {
     /// The route after the transition (generation bumped).
     pub route: Route,
-    /// The effects, [`RouteEffect::Persist`] first.
+    /// The effects, in order.
     pub effects: Vec<RouteEffect>,
 }
 
-/// The one place a route changes (SPEC 5). Pure.
+/// The one place a route changes (SPEC 5): its state and everything recovery keeps
+/// beside it. Pure.
 pub fn transition(
     route: &Route,
     event: &RouteEvent,
@@ -411,88 +480,102 @@ pub fn transition(
     };
     let mut next = Route {
         generation: route.generation + 1,
-        ..*route
-    };
-    // Entering a state clears what it does not carry: a deadline, a cause, a retry.
-    let settle = |next: &mut Route, state: RouteState| {
-        next.state = state;
-        if !state.has_deadline() {
-            next.deadline_ms = None;
-            next.circuit_wait = false;
-        }
-        if !matches!(state, Held | Stopped) {
-            next.cause = None;
-        }
-        if !matches!(state, RetryWait | Retrying | Running) {
-            next.retry_ordinal = None;
-        }
-        if state != Retrying {
-            next.through_circuit = false;
-        }
+        ..route.clone()
     };
     let effects: Vec<RouteEffect> = match (route.state, event) {
         (Queued | Retrying, RouteEvent::AttemptStarted) => {
             settle(&mut next, Running);
+            if route.new_episode {
+                next.episode = Episode::default();
+            }
             next.new_episode = false;
             next.circuit_waited = false;
-            vec![Persist, Send, Publish]
+            vec![]
         }
         (Running, RouteEvent::Succeeded) => {
             settle(&mut next, Completed);
-            next.retry_ordinal = None;
+            // The turn is answered: what it met is over.
             next.new_episode = true;
-            vec![Persist, Publish]
+            next.episode = Episode::default();
+            next.failure = None;
+            next.pending_outcome = None;
+            next.escalations = 0;
+            next.max_tokens = None;
+            vec![]
         }
-        (Running, RouteEvent::Escalated) => {
+        (Running, RouteEvent::Escalated { max_tokens }) => {
             settle(&mut next, Retrying);
             next.retry_ordinal = None;
-            vec![Persist, Enqueue, Publish]
+            next.escalations = route.escalations.saturating_add(1);
+            next.max_tokens = Some(*max_tokens);
+            vec![Enqueue]
         }
-        (Queued | Retrying, RouteEvent::NotSent(decision))
-            if matches!(
+        (
+            Queued | Retrying,
+            RouteEvent::NotSent {
                 decision,
-                Decision::Skip | Decision::Stop { .. } | Decision::Hold { .. }
-            ) =>
+                failure,
+                on_exhausted,
+            },
+        ) if matches!(
+            decision,
+            Decision::Skip | Decision::Stop { .. } | Decision::Hold { .. }
+        ) =>
         {
             next.decision = Some(*decision);
-            decided(&mut next, *decision, context, settle)
+            next.failure = Some(failure.clone());
+            next.pending_outcome = Some(*on_exhausted);
+            decided(&mut next, *decision, context)
         }
-        (Running, RouteEvent::Failed(decision)) => {
+        (
+            Running,
+            RouteEvent::Failed {
+                decision,
+                failure,
+                on_exhausted,
+            },
+        ) => {
             next.decision = Some(*decision);
-            decided(&mut next, *decision, context, settle)
+            next.episode.record(decision, failure.class);
+            next.failure = Some(failure.clone());
+            next.pending_outcome = *on_exhausted;
+            decided(&mut next, *decision, context)
         }
         (RetryWait | WaitingForReset, RouteEvent::DeadlineReached) => {
             settle(&mut next, Retrying);
-            vec![Persist, Enqueue, Publish]
+            vec![Enqueue]
         }
         (RetryWait | WaitingForReset, RouteEvent::Action(ManualAction::RetryNow)) => {
             // The same dispatch, now (a retry keeps its ordinal), through an open
             // circuit as its probe.
             settle(&mut next, Retrying);
             next.through_circuit = true;
-            vec![Persist, Enqueue, Publish]
+            vec![Enqueue]
         }
         (Held, RouteEvent::Action(ManualAction::RetryNow)) => {
             settle(&mut next, Retrying);
             next.retry_ordinal = None;
             next.through_circuit = true;
             next.new_episode = true;
-            vec![Persist, Enqueue, Publish]
+            vec![Enqueue]
         }
         (RetryWait | WaitingForReset | Held, RouteEvent::Action(ManualAction::SkipNow)) => {
             next.decision = Some(Decision::Skip);
-            skip(&mut next, context, settle)
+            // The person moved past the failure: it is no longer the route's cause.
+            next.failure = None;
+            next.pending_outcome = None;
+            skip(&mut next, context)
         }
         (RetryWait | WaitingForReset, RouteEvent::Action(ManualAction::CancelWait)) => {
             settle(&mut next, Held);
             next.cause = Some(RouteCause::CancelledWait);
             next.retry_ordinal = None;
-            vec![Persist, Publish]
+            vec![]
         }
         (Running, RouteEvent::Action(ManualAction::Stop)) => {
             settle(&mut next, Stopped);
             next.cause = Some(RouteCause::StoppedByUser);
-            vec![Persist, CancelInFlight, Publish]
+            vec![CancelInFlight]
         }
         (
             Queued | RetryWait | WaitingForReset | Retrying | Held,
@@ -500,28 +583,43 @@ pub fn transition(
         ) => {
             settle(&mut next, Stopped);
             next.cause = Some(RouteCause::StoppedByUser);
-            vec![Persist, Publish]
+            vec![]
         }
-        (Queued | Retrying, RouteEvent::CircuitOpen { until_ms }) => {
+        (
+            Queued | Retrying,
+            RouteEvent::CircuitOpen {
+                until_ms,
+                failure,
+                on_exhausted,
+            },
+        ) => {
             settle(&mut next, WaitingForReset);
             next.deadline_ms = Some(*until_ms);
             next.circuit_wait = true;
             next.circuit_waited = true;
             // The dispatch it delays is still the same retry: it keeps its ordinal.
             next.retry_ordinal = route.retry_ordinal;
-            vec![Persist, ArmDeadline, Publish]
+            next.failure = Some(failure.clone());
+            next.pending_outcome = Some(*on_exhausted);
+            vec![ArmDeadline]
         }
         (Completed, RouteEvent::NewTurn) => {
             settle(&mut next, Queued);
             next.decision = None;
             next.retry_ordinal = None;
             next.new_episode = true;
-            vec![Persist, Enqueue, Publish]
+            next.turn = route.turn.saturating_add(1);
+            next.episode = Episode::default();
+            next.failure = None;
+            next.pending_outcome = None;
+            next.escalations = 0;
+            next.max_tokens = None;
+            vec![Enqueue]
         }
         (Running, RouteEvent::Interrupted) => {
             settle(&mut next, Held);
             next.cause = Some(RouteCause::Interrupted);
-            vec![Persist, Publish]
+            vec![]
         }
         _ => return Err(refused),
     };
@@ -529,6 +627,26 @@ pub fn transition(
         route: next,
         effects,
     })
+}
+
+/// Enter `state`, clearing what it does not carry: a deadline, a cause, a retry, a
+/// way through a circuit.
+fn settle(next: &mut Route, state: RouteState) {
+    use RouteState::*;
+    next.state = state;
+    if !state.has_deadline() {
+        next.deadline_ms = None;
+        next.circuit_wait = false;
+    }
+    if !matches!(state, Held | Stopped) {
+        next.cause = None;
+    }
+    if !matches!(state, RetryWait | Retrying | Running) {
+        next.retry_ordinal = None;
+    }
+    if state != Retrying {
+        next.through_circuit = false;
+    }
 }
 
 /// What the engine does, on start, with a route it finds (SPEC 5, restart).
@@ -539,11 +657,24 @@ pub enum OnRestart {
     Enqueue,
     /// Arm its timer again: its deadline is still ahead.
     Rearm,
-    /// Apply this event: a passed deadline fires, and a `running` route's attempt was
-    /// started and never finished, so it is ambiguous and the route is held.
-    Apply(RouteEvent),
+    /// Its deadline passed: fire it ([`RouteEvent::DeadlineReached`]).
+    Fire,
+    /// A `running` route's attempt was started and never finished, so it is
+    /// ambiguous: hold the route ([`RouteEvent::Interrupted`]).
+    Interrupt,
     /// Nothing to do: held, completed or stopped.
     Nothing,
+}
+
+impl OnRestart {
+    /// The event the answer applies, if it applies one.
+    pub fn event(self) -> Option<RouteEvent> {
+        match self {
+            Self::Fire => Some(RouteEvent::DeadlineReached),
+            Self::Interrupt => Some(RouteEvent::Interrupted),
+            Self::Enqueue | Self::Rearm | Self::Nothing => None,
+        }
+    }
 }
 
 /// What a route found on start needs, at `now_ms`. Each route gets exactly one answer,
@@ -552,564 +683,67 @@ pub enum OnRestart {
 /// ```
 /// use policy::route::*;
 /// let running = Route { state: RouteState::Running, ..Route::new(0) };
-/// assert_eq!(on_restart(&running, 0), OnRestart::Apply(RouteEvent::Interrupted));
+/// assert_eq!(on_restart(&running, 0), OnRestart::Interrupt);
 /// assert_eq!(on_restart(&Route::new(0), 0), OnRestart::Enqueue);
 /// ```
 pub fn on_restart(route: &Route, now_ms: i64) -> OnRestart {
     match route.state {
         RouteState::Queued | RouteState::Retrying => OnRestart::Enqueue,
-        RouteState::Running => OnRestart::Apply(RouteEvent::Interrupted),
+        RouteState::Running => OnRestart::Interrupt,
         RouteState::RetryWait | RouteState::WaitingForReset => match route.deadline_ms {
             Some(deadline_ms) if deadline_ms > now_ms => OnRestart::Rearm,
-            _ => OnRestart::Apply(RouteEvent::DeadlineReached),
+            _ => OnRestart::Fire,
         },
         RouteState::Held | RouteState::Completed | RouteState::Stopped => OnRestart::Nothing,
     }
 }
 
 /// What a decision does to a route: a wait with its deadline, a skip, a stop, a hold.
-fn decided(
-    next: &mut Route,
-    decision: Decision,
-    context: &RouteContext,
-    settle: impl Fn(&mut Route, RouteState),
-) -> Vec<RouteEffect> {
+fn decided(next: &mut Route, decision: Decision, context: &RouteContext) -> Vec<RouteEffect> {
     use RouteEffect::*;
     match decision {
         Decision::WaitForReset { until_ms } => {
             settle(next, RouteState::WaitingForReset);
             next.deadline_ms = Some(until_ms);
-            vec![Persist, ArmDeadline, Publish]
+            vec![ArmDeadline]
         }
         Decision::Retry { ordinal, at_ms } => {
             settle(next, RouteState::RetryWait);
             next.deadline_ms = Some(at_ms);
             next.retry_ordinal = Some(ordinal);
-            vec![Persist, ArmDeadline, Publish]
+            vec![ArmDeadline]
         }
-        Decision::Skip => skip(next, context, settle),
+        Decision::Skip => skip(next, context),
         Decision::Stop { cause } => {
             settle(next, RouteState::Stopped);
             next.cause = Some(cause.into());
-            vec![Persist, Publish]
+            vec![]
         }
         Decision::Hold { cause } => {
             settle(next, RouteState::Held);
             next.cause = Some(cause.into());
-            vec![Persist, Publish]
+            vec![]
         }
     }
 }
 
-/// To the next enabled candidate (a new episode, dispatched at once), or `stopped`
-/// with cause `no_candidate` when none is left.
-fn skip(
-    next: &mut Route,
-    context: &RouteContext,
-    settle: impl Fn(&mut Route, RouteState),
-) -> Vec<RouteEffect> {
-    use RouteEffect::*;
+/// To the next enabled candidate (a new episode with its own token budget,
+/// dispatched at once), or `stopped` with cause `no_candidate` when none is left.
+fn skip(next: &mut Route, context: &RouteContext) -> Vec<RouteEffect> {
     next.retry_ordinal = None;
     match context.next_candidate {
         Some(candidate) => {
             settle(next, RouteState::Retrying);
             next.candidate = candidate;
             next.new_episode = true;
-            vec![Persist, Enqueue, Publish]
+            next.escalations = 0;
+            next.max_tokens = None;
+            vec![RouteEffect::Enqueue]
         }
         None => {
             settle(next, RouteState::Stopped);
             next.cause = Some(RouteCause::NoCandidate);
-            vec![Persist, Publish]
+            vec![]
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use RouteEffect::*;
-    use RouteState::*;
-
-    const NOW: i64 = 1_796_004_000_000;
-
-    /// A route in `state`, on candidate 0, with what that state carries.
-    fn route_in(state: RouteState) -> Route {
-        Route {
-            state,
-            generation: 7,
-            deadline_ms: state.has_deadline().then_some(NOW + 5_000),
-            retry_ordinal: (state == RetryWait).then_some(2),
-            cause: match state {
-                Held => Some(RouteCause::Unrecognized),
-                Stopped => Some(RouteCause::Exhausted),
-                _ => None,
-            },
-            new_episode: false,
-            ..Route::new(0)
-        }
-    }
-
-    /// A route waiting on an open circuit.
-    fn circuit_wait() -> Route {
-        Route {
-            circuit_wait: true,
-            ..route_in(WaitingForReset)
-        }
-    }
-
-    /// What an accepted transition must give: the new state, its cause, the effects.
-    type Expected = (RouteState, Option<RouteCause>, &'static [RouteEffect]);
-
-    /// An event, its context, and the states that accept it with what they give.
-    type Row = (RouteEvent, RouteContext, Vec<(RouteState, Expected)>);
-
-    const STARTED: &[RouteEffect] = &[Persist, Send, Publish];
-    const WRITTEN: &[RouteEffect] = &[Persist, Publish];
-    const TIMED: &[RouteEffect] = &[Persist, ArmDeadline, Publish];
-    const QUEUED: &[RouteEffect] = &[Persist, Enqueue, Publish];
-    const CANCELLED: &[RouteEffect] = &[Persist, CancelInFlight, Publish];
-
-    /// Every (state, event) pair: the states listed accept the event as given, every
-    /// other state refuses it and nothing changes.
-    #[test]
-    fn every_state_and_event() {
-        use RouteCause as C;
-        let next = RouteContext {
-            next_candidate: Some(1),
-        };
-        let last = RouteContext::default();
-        let user = Some(C::StoppedByUser);
-        let rows: Vec<Row> = vec![
-            (
-                RouteEvent::AttemptStarted,
-                next,
-                vec![
-                    (Queued, (Running, None, STARTED)),
-                    (Retrying, (Running, None, STARTED)),
-                ],
-            ),
-            (
-                RouteEvent::Succeeded,
-                next,
-                vec![(Running, (Completed, None, WRITTEN))],
-            ),
-            (
-                RouteEvent::Failed(Decision::WaitForReset {
-                    until_ms: NOW + 60_000,
-                }),
-                next,
-                vec![(Running, (WaitingForReset, None, TIMED))],
-            ),
-            (
-                RouteEvent::Failed(Decision::Retry {
-                    ordinal: 1,
-                    at_ms: NOW + 500,
-                }),
-                next,
-                vec![(Running, (RetryWait, None, TIMED))],
-            ),
-            (
-                RouteEvent::Failed(Decision::Skip),
-                next,
-                vec![(Running, (Retrying, None, QUEUED))],
-            ),
-            (
-                RouteEvent::Failed(Decision::Skip),
-                last,
-                vec![(Running, (Stopped, Some(C::NoCandidate), WRITTEN))],
-            ),
-            (
-                RouteEvent::Failed(Decision::Stop {
-                    cause: StopCause::Unrecoverable,
-                }),
-                next,
-                vec![(Running, (Stopped, Some(C::Unrecoverable), WRITTEN))],
-            ),
-            (
-                RouteEvent::Failed(Decision::Hold {
-                    cause: HoldCause::UnsafeEffect,
-                }),
-                next,
-                vec![(Running, (Held, Some(C::UnsafeEffect), WRITTEN))],
-            ),
-            (
-                RouteEvent::DeadlineReached,
-                next,
-                vec![
-                    (RetryWait, (Retrying, None, QUEUED)),
-                    (WaitingForReset, (Retrying, None, QUEUED)),
-                ],
-            ),
-            (
-                RouteEvent::CircuitOpen {
-                    until_ms: NOW + 90_000,
-                },
-                next,
-                vec![
-                    (Queued, (WaitingForReset, None, TIMED)),
-                    (Retrying, (WaitingForReset, None, TIMED)),
-                ],
-            ),
-            (
-                RouteEvent::Action(ManualAction::RetryNow),
-                next,
-                vec![
-                    (RetryWait, (Retrying, None, QUEUED)),
-                    (WaitingForReset, (Retrying, None, QUEUED)),
-                    (Held, (Retrying, None, QUEUED)),
-                ],
-            ),
-            (
-                RouteEvent::Action(ManualAction::SkipNow),
-                next,
-                vec![
-                    (RetryWait, (Retrying, None, QUEUED)),
-                    (WaitingForReset, (Retrying, None, QUEUED)),
-                    (Held, (Retrying, None, QUEUED)),
-                ],
-            ),
-            (
-                RouteEvent::Action(ManualAction::SkipNow),
-                last,
-                vec![
-                    (RetryWait, (Stopped, Some(C::NoCandidate), WRITTEN)),
-                    (WaitingForReset, (Stopped, Some(C::NoCandidate), WRITTEN)),
-                    (Held, (Stopped, Some(C::NoCandidate), WRITTEN)),
-                ],
-            ),
-            (
-                RouteEvent::Action(ManualAction::CancelWait),
-                next,
-                vec![
-                    (RetryWait, (Held, Some(C::CancelledWait), WRITTEN)),
-                    (WaitingForReset, (Held, Some(C::CancelledWait), WRITTEN)),
-                ],
-            ),
-            (
-                RouteEvent::Action(ManualAction::Stop),
-                next,
-                vec![
-                    (Queued, (Stopped, user, WRITTEN)),
-                    (Running, (Stopped, user, CANCELLED)),
-                    (RetryWait, (Stopped, user, WRITTEN)),
-                    (WaitingForReset, (Stopped, user, WRITTEN)),
-                    (Retrying, (Stopped, user, WRITTEN)),
-                    (Held, (Stopped, user, WRITTEN)),
-                ],
-            ),
-            (
-                RouteEvent::NotSent(Decision::Skip),
-                next,
-                vec![
-                    (Queued, (Retrying, None, QUEUED)),
-                    (Retrying, (Retrying, None, QUEUED)),
-                ],
-            ),
-            (
-                RouteEvent::NotSent(Decision::Skip),
-                last,
-                vec![
-                    (Queued, (Stopped, Some(C::NoCandidate), WRITTEN)),
-                    (Retrying, (Stopped, Some(C::NoCandidate), WRITTEN)),
-                ],
-            ),
-            (
-                RouteEvent::NotSent(Decision::Stop {
-                    cause: StopCause::Exhausted,
-                }),
-                next,
-                vec![
-                    (Queued, (Stopped, Some(C::Exhausted), WRITTEN)),
-                    (Retrying, (Stopped, Some(C::Exhausted), WRITTEN)),
-                ],
-            ),
-            (
-                RouteEvent::NotSent(Decision::Hold {
-                    cause: HoldCause::Unrecognized,
-                }),
-                next,
-                vec![
-                    (Queued, (Held, Some(C::Unrecognized), WRITTEN)),
-                    (Retrying, (Held, Some(C::Unrecognized), WRITTEN)),
-                ],
-            ),
-            // A wait is a circuit's (circuit_open), never a decision of a route not sent.
-            (
-                RouteEvent::NotSent(Decision::Retry {
-                    ordinal: 1,
-                    at_ms: NOW + 500,
-                }),
-                next,
-                vec![],
-            ),
-            (
-                RouteEvent::NotSent(Decision::WaitForReset {
-                    until_ms: NOW + 500,
-                }),
-                next,
-                vec![],
-            ),
-            (
-                RouteEvent::Escalated,
-                next,
-                vec![(Running, (Retrying, None, QUEUED))],
-            ),
-            (
-                RouteEvent::NewTurn,
-                next,
-                vec![(Completed, (Queued, None, QUEUED))],
-            ),
-            (
-                RouteEvent::Interrupted,
-                next,
-                vec![(Running, (Held, Some(C::Interrupted), WRITTEN))],
-            ),
-        ];
-        for (event, context, accepted) in &rows {
-            for state in RouteState::ALL {
-                let before = route_in(state);
-                let got = transition(&before, event, context);
-                match accepted.iter().find(|(from, _)| *from == state) {
-                    Some((_, (to, cause, effects))) => {
-                        let Transition {
-                            route,
-                            effects: got_effects,
-                        } = got
-                            .unwrap_or_else(|refused| panic!("{state:?} {event:?}: {refused:?}"));
-                        assert_eq!(
-                            (
-                                route.state,
-                                route.cause,
-                                got_effects.as_slice(),
-                                route.generation
-                            ),
-                            (*to, *cause, *effects, before.generation + 1),
-                            "{state:?} {event:?}"
-                        );
-                        assert_eq!(
-                            route.deadline_ms.is_some(),
-                            route.state.has_deadline(),
-                            "{state:?} {event:?}: a deadline only where one is pending"
-                        );
-                        assert_eq!(got_effects.first(), Some(&Persist), "commit first");
-                        assert!(
-                            route.retry_ordinal.is_none()
-                                || matches!(route.state, RetryWait | Retrying | Running)
-                                || route.circuit_wait,
-                            "{state:?} {event:?}: a retry ordinal only while a retry is on"
-                        );
-                        let skipped = matches!(
-                            event,
-                            RouteEvent::Failed(Decision::Skip)
-                                | RouteEvent::NotSent(Decision::Skip)
-                                | RouteEvent::Action(ManualAction::SkipNow)
-                        ) && route.state == Retrying;
-                        assert_eq!(
-                            route.candidate,
-                            if skipped { 1 } else { before.candidate },
-                            "{state:?} {event:?}: only a skip moves the candidate"
-                        );
-                    }
-                    None => assert_eq!(
-                        got,
-                        Err(Refused {
-                            state,
-                            event: event.name()
-                        }),
-                        "{state:?} {event:?} must be refused"
-                    ),
-                }
-            }
-        }
-        // The table covers every event kind, every decision of the two that carry one,
-        // and every action.
-        let labels: std::collections::BTreeSet<String> = rows
-            .iter()
-            .map(|(event, _, _)| match event {
-                RouteEvent::Failed(decision) | RouteEvent::NotSent(decision) => {
-                    format!("{} {}", event.name(), decision.name())
-                }
-                _ => event.name().to_owned(),
-            })
-            .collect();
-        assert_eq!(
-            labels.len(),
-            7 + 2 * 5 + ManualAction::ALL.len(),
-            "{labels:?}"
-        );
-    }
-
-    /// The actions a page shows are exactly those the machine accepts.
-    #[test]
-    fn the_actions_shown_are_the_actions_accepted() {
-        let context = RouteContext {
-            next_candidate: Some(1),
-        };
-        for state in RouteState::ALL {
-            for action in ManualAction::ALL {
-                let accepted =
-                    transition(&route_in(state), &RouteEvent::Action(action), &context).is_ok();
-                assert_eq!(
-                    accepted,
-                    state.actions().contains(&action),
-                    "{state:?} {action:?}"
-                );
-            }
-        }
-    }
-
-    /// Every state on restart, before and after its deadline; what the answer leads to
-    /// is a transition the machine accepts.
-    #[test]
-    fn restart_gives_every_route_one_answer() {
-        let context = RouteContext::default();
-        for state in RouteState::ALL {
-            let route = route_in(state);
-            for now_ms in [NOW, NOW + 10_000] {
-                let expected = match state {
-                    Queued | Retrying => OnRestart::Enqueue,
-                    Running => OnRestart::Apply(RouteEvent::Interrupted),
-                    RetryWait | WaitingForReset if now_ms < NOW + 5_000 => OnRestart::Rearm,
-                    RetryWait | WaitingForReset => OnRestart::Apply(RouteEvent::DeadlineReached),
-                    Held | Completed | Stopped => OnRestart::Nothing,
-                };
-                let answer = on_restart(&route, now_ms);
-                assert_eq!(answer, expected, "{state:?} at {now_ms}");
-                if let OnRestart::Apply(event) = answer {
-                    let held_or_due = transition(&route, &event, &context).unwrap().route.state;
-                    assert!(
-                        matches!(held_or_due, Held | Retrying),
-                        "{state:?}: {held_or_due:?}"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn waits_carry_their_deadline_and_a_retry_its_ordinal_to_the_dispatch() {
-        let context = RouteContext::default();
-        let running = route_in(Running);
-        let waiting = transition(
-            &running,
-            &RouteEvent::Failed(Decision::Retry {
-                ordinal: 3,
-                at_ms: NOW + 2_000,
-            }),
-            &context,
-        )
-        .unwrap()
-        .route;
-        assert_eq!(
-            (waiting.deadline_ms, waiting.retry_ordinal),
-            (Some(NOW + 2_000), Some(3))
-        );
-        // Retry now fires the same retry early: it keeps its ordinal, and its episode.
-        let early = transition(
-            &waiting,
-            &RouteEvent::Action(ManualAction::RetryNow),
-            &context,
-        )
-        .unwrap()
-        .route;
-        assert_eq!(
-            (
-                early.state,
-                early.retry_ordinal,
-                early.deadline_ms,
-                early.new_episode
-            ),
-            (Retrying, Some(3), None, false)
-        );
-        // From held, retry now starts a new episode.
-        let held = transition(
-            &route_in(Held),
-            &RouteEvent::Action(ManualAction::RetryNow),
-            &context,
-        )
-        .unwrap()
-        .route;
-        assert_eq!(
-            (held.retry_ordinal, held.new_episode, held.cause),
-            (None, true, None)
-        );
-        // A skip moves to the next candidate, in a new episode.
-        let skipped = transition(
-            &running,
-            &RouteEvent::Failed(Decision::Skip),
-            &RouteContext {
-                next_candidate: Some(2),
-            },
-        )
-        .unwrap()
-        .route;
-        assert_eq!((skipped.candidate, skipped.new_episode), (2, true));
-        // An open circuit's wait is marked as such, and cleared once it is over.
-        // Retry now from a circuit's wait goes through the circuit as its probe; once the
-        // attempt starts, that is over.
-        let probe = transition(
-            &circuit_wait(),
-            &RouteEvent::Action(ManualAction::RetryNow),
-            &context,
-        )
-        .unwrap()
-        .route;
-        assert!(probe.through_circuit);
-        let sent = transition(&probe, &RouteEvent::AttemptStarted, &context)
-            .unwrap()
-            .route;
-        assert!(!sent.through_circuit);
-        let circuit = transition(
-            &route_in(Queued),
-            &RouteEvent::CircuitOpen {
-                until_ms: NOW + 9_000,
-            },
-            &context,
-        )
-        .unwrap()
-        .route;
-        assert!(circuit.circuit_wait);
-        let fired = transition(&circuit, &RouteEvent::DeadlineReached, &context)
-            .unwrap()
-            .route;
-        assert!(!fired.circuit_wait);
-        // That it waited stays with the route until its next attempt starts (which
-        // records it), through a skip to another candidate.
-        assert!(fired.circuit_waited);
-        let moved_on = transition(
-            &fired,
-            &RouteEvent::NotSent(Decision::Skip),
-            &RouteContext {
-                next_candidate: Some(1),
-            },
-        )
-        .unwrap()
-        .route;
-        assert!(moved_on.circuit_waited);
-        let next_attempt = transition(&moved_on, &RouteEvent::AttemptStarted, &context)
-            .unwrap()
-            .route;
-        assert!(!next_attempt.circuit_waited);
-        // A retry held back by an open circuit is still that retry when it goes.
-        let retrying = Route {
-            state: Retrying,
-            retry_ordinal: Some(2),
-            ..route_in(Retrying)
-        };
-        let held_back = transition(
-            &retrying,
-            &RouteEvent::CircuitOpen {
-                until_ms: NOW + 9_000,
-            },
-            &context,
-        )
-        .unwrap()
-        .route;
-        assert_eq!(held_back.retry_ordinal, Some(2));
-        let goes = transition(&held_back, &RouteEvent::DeadlineReached, &context)
-            .unwrap()
-            .route;
-        assert_eq!((goes.state, goes.retry_ordinal), (Retrying, Some(2)));
     }
 }

@@ -4,10 +4,11 @@
 //! types stay in the store; wire types in the `api` crate.
 
 use api::{AttemptId, CandidateId, ProfileId, ProviderId, Revision, TaskId, Timestamp};
+pub use policy::route::Failure;
 use policy::route::Route;
 use policy::{
-    Class, Confidence, Decision, Episode, EscalationSettings, OnExhausted, PolicyDocument,
-    ProviderFamily, ProviderKind, SemanticCode,
+    Class, Confidence, Decision, EscalationSettings, PolicyDocument, ProviderFamily, ProviderKind,
+    SemanticCode,
 };
 use providers::{SimulatedStep, Timeouts};
 
@@ -158,38 +159,15 @@ impl Task {
     }
 }
 
-/// The last failure a route met, as classified.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// Its class.
-    pub class: Class,
-    /// Its semantic code.
-    pub code: SemanticCode,
-    /// The catalogue version that classified it.
-    pub catalogue: String,
-    /// The provider's message with secrets removed.
-    pub safe_cause: String,
-}
-
-/// A route as stored: the machine's [`Route`] and what the engine keeps beside it.
+/// A route as stored: the machine's [`Route`] (its state and everything recovery
+/// keeps beside it), its task, and when it last changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteRecord {
     /// The task.
     pub task_id: TaskId,
-    /// The state machine's part (state, generation, candidate, deadline, ...).
+    /// The route: state, generation, candidate, deadline, last failure, episode,
+    /// turn, token budget.
     pub route: Route,
-    /// The last failure.
-    pub failure: Option<Failure>,
-    /// What the policy does when exhausted for the last failure.
-    pub pending_outcome: Option<OnExhausted>,
-    /// The current episode: retries per class and the one reset wait.
-    pub episode: Episode,
-    /// The turn in progress (or the last completed), from 1.
-    pub turn: u32,
-    /// Token escalations made in this turn.
-    pub escalations: u32,
-    /// The escalated token budget of the next send, if escalated.
-    pub max_tokens: Option<u32>,
     /// When it last changed.
     pub updated_at: Timestamp,
 }

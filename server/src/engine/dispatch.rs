@@ -2,23 +2,22 @@
 //! circuits, the attempt recorded as started (committed before the request is
 //! sent), the call, and its outcome through the catalogue and the policy.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use api::{AttemptId, TaskId};
-use policy::circuit::{CircuitScope, Gate, gate, opens};
-use policy::evaluate::exhausted;
+use futures_util::future::{AbortHandle, AbortRegistration, Abortable, Aborted};
 use policy::route::{RouteEvent, RouteState};
-use policy::{Classification, Effects, Episode, evaluate};
-use providers::{CallOutcome, CallRequest, Message, Role, StopReason};
+use providers::{CallOutcome, CallRequest, Message, Role};
+use tokio::sync::OwnedSemaphorePermit;
 use tracing::Instrument;
 
-use super::{Applied, Changes, Engine, Lane, Lanes, Rejection};
-use std::sync::Arc;
+use super::commit::{Applied, Changes};
+use super::judge::{at_open_circuit, judge};
+use super::wake::{Lane, Lanes};
+use super::{Engine, EngineError};
+use crate::domain::{Attempt, AttemptEnd, AttemptOutcome, Progress, RouteRecord, Task};
 
-use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, Failure, Producer, Progress,
-    RouteRecord, Task, Verdict,
-};
 use crate::services::new_id;
 use crate::store::StoreError;
 
@@ -86,7 +85,7 @@ impl Engine {
     pub(super) async fn dispatch(
         &self,
         id: &TaskId,
-        permit: tokio::sync::OwnedSemaphorePermit,
+        permit: OwnedSemaphorePermit,
     ) -> Result<(), StoreError> {
         if self.is_stopping() {
             return Ok(());
@@ -112,51 +111,14 @@ impl Engine {
         let mut probe = false;
         // The latest-closing circuit decides whether to wait (they are sorted so).
         if let Some(open) = circuits.iter().find(|circuit| circuit.until_ms > now_ms) {
-            let section = candidate
-                .policy
-                .section(open.code.class())
-                .copied()
-                .unwrap_or_else(policy::PolicySection::hard_default);
-            // What the route shows while it waits, or why it did not send.
-            let failure = Failure {
-                class: open.code.class(),
-                code: open.code,
-                catalogue: catalogue::CATALOGUE_VERSION.to_owned(),
-                safe_cause: format!(
-                    "The {} circuit is open until {}.",
-                    if open.key.model.is_some() {
-                        "model's"
-                    } else {
-                        "provider's"
-                    },
-                    api::Timestamp::from_millis(open.until_ms)
-                ),
-            };
-            let outcome = section.on_exhausted;
-            let event = match gate(
-                Some(open.until_ms),
-                &section,
-                record.route.through_circuit,
-                now_ms,
-            ) {
-                Gate::Wait { until_ms } => Some(RouteEvent::CircuitOpen { until_ms }),
-                Gate::Exhausted => {
-                    let has_next = task.next_enabled_after(record.route.candidate).is_some();
-                    Some(RouteEvent::NotSent(exhausted(&section, has_next)))
-                }
+            match at_open_circuit(&task, record, open, now_ms) {
                 // A person's retry now goes through, as the probe.
-                Gate::Send => None,
-            };
-            match event {
                 None => probe = true,
                 Some(event) => {
-                    self.apply(&task, record, event, Changes::default(), |next| {
-                        next.failure = Some(failure);
-                        next.pending_outcome = Some(outcome);
-                    })
-                    .await
-                    .map_err(into_store_error)?;
-                    return Ok(());
+                    return match self.apply(&task, record, event, Changes::default()).await {
+                        Ok(_) | Err(EngineError::Stale { .. }) => Ok(()),
+                        Err(error) => Err(error.into_store_error()),
+                    };
                 }
             }
         }
@@ -183,12 +145,11 @@ impl Engine {
         };
         let sending = self.prepare(&task, &progress, probe);
         let attempt = sending.attempt.clone();
-        let new_episode = record.route.new_episode;
         // The call is registered before its start is committed: a stop that commits
         // after the start finds it to cut, even before it is sent.
         let starting = record.route.generation + 1;
-        let (abort, registration) = futures_util::future::AbortHandle::new_pair();
-        if !self.register_call(id, starting, abort) {
+        let (abort, registration) = AbortHandle::new_pair();
+        if !self.inner.in_flight.register(id, starting, abort) {
             // Handed over twice: the other dispatch has it.
             return Ok(());
         }
@@ -198,30 +159,25 @@ impl Engine {
                 record,
                 RouteEvent::AttemptStarted,
                 Changes {
-                    start_attempt: Some(attempt.clone()),
+                    start_attempt: Some(attempt),
                     ..Changes::default()
-                },
-                |next| {
-                    if new_episode {
-                        next.episode = Episode::default();
-                    }
                 },
             )
             .await;
-        let Ok(Applied::Committed(started)) = applied else {
-            self.take_call(id, starting);
-            return applied.map(|_| ()).map_err(into_store_error);
+        let started = match applied {
+            Ok(Applied::Committed(started)) => started,
+            Ok(Applied::Answered(_)) => unreachable!("a start is not read back"),
+            Err(error) => {
+                self.inner.in_flight.take(id, starting);
+                return match error {
+                    EngineError::Stale { .. } => Ok(()),
+                    error => Err(error.into_store_error()),
+                };
+            }
         };
         // Committed as started: now send.
-        self.send(
-            task.clone(),
-            *started,
-            sending,
-            provider,
-            permit,
-            registration,
-        )
-        .await;
+        self.send(task, *started, sending, provider, permit, registration)
+            .await;
         Ok(())
     }
 
@@ -235,11 +191,7 @@ impl Engine {
         provider_id: &api::ProviderId,
         model: &str,
     ) -> Result<(), StoreError> {
-        self.inner
-            .parked
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(id.clone());
+        self.inner.parked.park(id);
         let now_ms = self.now().as_millis();
         // Still waiting only while another live route holds a half-open circuit's
         // probe: a claim whose route stopped, or a circuit gone or reopened, frees it.
@@ -255,16 +207,8 @@ impl Engine {
                 still_probed = true;
             }
         }
-        if !still_probed {
-            let removed = self
-                .inner
-                .parked
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .remove(id);
-            if removed {
-                self.enqueue(id.clone(), Lane::Due);
-            }
+        if !still_probed && self.inner.parked.unpark_one(id) {
+            self.enqueue(id.clone(), Lane::Due);
         }
         Ok(())
     }
@@ -273,14 +217,14 @@ impl Engine {
     fn prepare(&self, task: &Task, progress: &Progress, probe: bool) -> Sending {
         let record = &progress.route;
         let candidate = &task.candidates[record.route.candidate];
-        let max_tokens = record.max_tokens.unwrap_or(candidate.max_tokens);
+        let max_tokens = record.route.max_tokens.unwrap_or(candidate.max_tokens);
         let mut messages = Vec::new();
         for turn in &progress.turns {
             messages.push(Message {
                 role: Role::User,
                 content: turn.prompt.clone(),
             });
-            if turn.number == record.turn {
+            if turn.number == record.route.turn {
                 break;
             }
             if let Some(answer) = &turn.answer {
@@ -295,7 +239,7 @@ impl Engine {
             id: AttemptId::new(new_id()),
             task_id: task.id.clone(),
             seq: 0,
-            turn: record.turn,
+            turn: record.route.turn,
             generation: record.route.generation + 1,
             candidate_index: record.route.candidate,
             candidate_id: candidate.id.clone(),
@@ -319,15 +263,15 @@ impl Engine {
         }
     }
 
-    /// Send the call in its own task (so `stop` can cancel it), then evaluate its outcome.
+    /// Send the call in its own task (so `stop` can cancel it), then write its outcome.
     async fn send(
         &self,
         task: Arc<Task>,
         started: RouteRecord,
         sending: Sending,
         provider: Option<crate::domain::Provider>,
-        permit: tokio::sync::OwnedSemaphorePermit,
-        registration: futures_util::future::AbortRegistration,
+        permit: OwnedSemaphorePermit,
+        registration: AbortRegistration,
     ) {
         let span = tracing::info_span!(
             "attempt",
@@ -342,7 +286,7 @@ impl Engine {
         let kind = provider
             .as_ref()
             .map_or("missing", |provider| provider.kind.as_str());
-        let call = tokio::spawn(futures_util::future::Abortable::new(
+        let call = tokio::spawn(Abortable::new(
             async move {
                 let began = Instant::now();
                 let outcome = match &provider {
@@ -361,12 +305,15 @@ impl Engine {
         let joined = call.await;
         // Still ours, unless a stop took it: then the route has moved on, and what the
         // call brought back is dropped unevaluated.
-        let current = self.take_call(&task.id, started.route.generation);
+        let current = self
+            .inner
+            .in_flight
+            .take(&task.id, started.route.generation);
         let (outcome, elapsed) = match joined {
             Ok(Ok(done)) => done,
             // Cut by `stop` (or the runtime ending): the stop's commit finished the
             // attempt.
-            Ok(Err(futures_util::future::Aborted)) => return,
+            Ok(Err(Aborted)) => return,
             Err(error) if error.is_cancelled() => return,
             // A bug in an adapter: whether the call reached the provider is unknown,
             // so a person decides (the catalogue does not know this evidence).
@@ -391,7 +338,7 @@ impl Engine {
         // next start holds it as interrupted).
         for tries in 1.. {
             let written = if current {
-                self.finish(&task, started.clone(), attempt.clone(), outcome.clone())
+                self.finish(&task, &started, &attempt, outcome.clone())
                     .instrument(span.clone())
                     .await
             } else {
@@ -412,7 +359,7 @@ impl Engine {
         drop(permit);
     }
 
-    /// Evaluate an attempt's outcome and commit what follows, fenced by the
+    /// Judge an attempt's outcome and commit what follows, fenced by the
     /// generation it started at. A running route moves on only by its attempt's
     /// outcome or a stop, and a stop takes the call from `in_flight` first, so
     /// evidence of an older generation never gets here; should the route have moved
@@ -420,184 +367,31 @@ impl Engine {
     /// attempt is marked superseded.
     async fn finish(
         &self,
-        task: &Task,
-        started: RouteRecord,
-        attempt: Attempt,
+        task: &Arc<Task>,
+        started: &RouteRecord,
+        attempt: &Attempt,
         outcome: CallOutcome,
     ) -> Result<(), StoreError> {
         let now = self.now();
-        let now_ms = now.as_millis();
-        let candidate = &task.candidates[started.route.candidate];
-        let producer = Producer {
-            candidate_index: started.route.candidate,
-            candidate_id: candidate.id.clone(),
-            model: candidate.model.clone(),
-        };
-        let ended = |outcome: AttemptOutcome| AttemptEnd::bare(outcome, now);
-        let close = Some(CircuitChange::Close {
-            provider_id: candidate.provider_id.clone(),
-            model: candidate.model.clone(),
-        });
-        let applied = match outcome {
-            CallOutcome::Answered { text, stop } => {
-                metrics::counter!(
-                    "switchback_attempts_total",
-                    "outcome" => "answered",
-                    "class" => "none",
-                    "code" => "none"
-                )
-                .increment(1);
-                let escalate = matches!(stop, StopReason::MaxTokens)
-                    .then(|| {
-                        candidate
-                            .escalation
-                            .next_budget(attempt.max_tokens, started.escalations)
-                    })
-                    .flatten();
-                if let Some(budget) = escalate {
-                    self.apply(
-                        task,
-                        &started,
-                        RouteEvent::Escalated,
-                        Changes {
-                            finish_attempt: Some((
-                                attempt.id.clone(),
-                                ended(AttemptOutcome::Escalated),
-                            )),
-                            circuit: close,
-                            ..Changes::default()
-                        },
-                        |next| {
-                            next.escalations += 1;
-                            next.max_tokens = Some(budget);
-                        },
-                    )
-                    .await
-                } else {
-                    let truncated = matches!(stop, StopReason::MaxTokens);
-                    let outcome = if truncated {
-                        AttemptOutcome::Truncated
-                    } else {
-                        AttemptOutcome::Answered
-                    };
-                    self.apply(
-                        task,
-                        &started,
-                        RouteEvent::Succeeded,
-                        Changes {
-                            finish_attempt: Some((attempt.id.clone(), ended(outcome))),
-                            complete_turn: Some((started.turn, text, truncated, producer)),
-                            circuit: close,
-                            ..Changes::default()
-                        },
-                        |next| {
-                            next.episode = Episode::default();
-                            next.failure = None;
-                            next.pending_outcome = None;
-                            next.escalations = 0;
-                            next.max_tokens = None;
-                        },
-                    )
-                    .await
-                }
-            }
-            CallOutcome::Failed {
-                mut evidence,
-                partial_output,
-            } => {
-                evidence.observed_at_ms.get_or_insert(now_ms);
-                let verdict = catalogue::classify(&evidence, now_ms);
-                let classification: Classification = verdict.classification;
-                let effects = Effects {
-                    partial_output: !partial_output.is_empty(),
-                    ambiguous_side_effect: false,
-                };
-                let has_next = task.next_enabled_after(started.route.candidate).is_some();
-                let decision = evaluate(
-                    &candidate.policy,
-                    &classification,
-                    &started.episode,
-                    effects,
-                    has_next,
-                    now_ms,
-                );
-                let class = classification.code.class();
-                metrics::counter!(
-                    "switchback_attempts_total",
-                    "outcome" => "failed",
-                    "class" => class.as_str(),
-                    "code" => classification.code.as_str()
-                )
-                .increment(1);
-                tracing::info!(
-                    code = classification.code.as_str(),
-                    class = class.as_str(),
-                    decision = decision.name(),
-                    "attempt failed"
-                );
-                let circuit = match opens(&classification, now_ms) {
-                    Some(opening) => Some(CircuitChange::Open {
-                        key: CircuitKey {
-                            provider_id: candidate.provider_id.clone(),
-                            model: (opening.scope == CircuitScope::Model)
-                                .then(|| candidate.model.clone()),
-                        },
-                        code: classification.code,
-                        until_ms: opening.until_ms,
-                    }),
-                    None if attempt.probe => Some(CircuitChange::Release {
-                        provider_id: candidate.provider_id.clone(),
-                        model: candidate.model.clone(),
-                    }),
-                    None => None,
-                };
-                let failure = Failure {
-                    class,
-                    code: classification.code,
-                    catalogue: verdict.catalogue.to_owned(),
-                    safe_cause: verdict.safe_cause.clone(),
-                };
-                let outcome = candidate
-                    .policy
-                    .section(class)
-                    .map(|section| section.on_exhausted);
-                let end = AttemptEnd {
-                    finished_at: now,
-                    outcome: AttemptOutcome::Failed,
-                    verdict: Some(Verdict {
-                        class,
-                        code: classification.code,
-                        confidence: classification.confidence,
-                        catalogue: verdict.catalogue.to_owned(),
-                        rule: verdict.rule.to_owned(),
-                        safe_cause: verdict.safe_cause,
-                        reset_at_ms: classification.reset_at_ms,
-                    }),
-                    decision: Some(decision),
-                    evidence: Some(evidence_json(&evidence)),
-                };
-                self.apply(
-                    task,
-                    &started,
-                    RouteEvent::Failed(decision),
-                    Changes {
-                        finish_attempt: Some((attempt.id.clone(), end)),
-                        circuit,
-                        ..Changes::default()
-                    },
-                    |next| {
-                        next.episode.record(&decision, class);
-                        next.failure = Some(failure);
-                        next.pending_outcome = outcome;
-                    },
-                )
-                .await
-            }
-        };
-        match applied {
-            Ok(Applied::Committed(_) | Applied::Answered(_)) => {}
-            Ok(Applied::Stale(_)) => self.supersede(&attempt, now).await?,
-            Err(rejection) => return Err(into_store_error(rejection)),
+        let judged = judge(task, started, attempt, outcome, now);
+        let [outcome, class, code] = judged.counted;
+        metrics::counter!(
+            "switchback_attempts_total",
+            "outcome" => outcome,
+            "class" => class,
+            "code" => code
+        )
+        .increment(1);
+        if let Some(decision) = judged.event.decision() {
+            tracing::info!(code, class, decision = decision.name(), "attempt failed");
+        }
+        match self
+            .apply(task, started, judged.event, judged.changes)
+            .await
+        {
+            Ok(_) => {}
+            Err(EngineError::Stale { .. }) => self.supersede(attempt, now).await?,
+            Err(error) => return Err(error.into_store_error()),
         }
         if attempt.probe {
             self.unpark();
@@ -615,78 +409,4 @@ impl Engine {
         }
         Ok(())
     }
-
-    /// Apply an event that needs nothing beside the route.
-    pub(super) async fn settle(
-        &self,
-        task: &Task,
-        record: &RouteRecord,
-        event: RouteEvent,
-        changes: Changes,
-    ) -> Result<Applied, StoreError> {
-        self.apply(task, record, event, changes, |_| {})
-            .await
-            .map_err(into_store_error)
-    }
-}
-
-/// A refusal where none can happen (the state was checked) is a store-level failure
-/// to report; a store error is itself.
-fn into_store_error(rejection: Rejection) -> StoreError {
-    match rejection {
-        Rejection::Store(error) => error,
-        Rejection::Refused(state) => StoreError::Corrupt {
-            what: "route transition",
-            message: format!("refused in state {}", state.as_str()),
-        },
-    }
-}
-
-/// Evidence as SPEC 2.1 JSON, for the attempt's record: what the adapter saw (it
-/// never puts the key in), less cookies and credentials, secrets redacted.
-pub(crate) fn evidence_json(evidence: &catalogue::Evidence) -> serde_json::Value {
-    // Cookies and credentials are never kept; every other value, and the body, with
-    // what looks like a secret redacted.
-    let headers: serde_json::Map<String, serde_json::Value> = evidence
-        .headers
-        .iter()
-        .filter(|(name, _)| {
-            !matches!(
-                *name,
-                "set-cookie" | "cookie" | "authorization" | "proxy-authorization" | "x-api-key"
-            )
-        })
-        .map(|(name, value)| {
-            (
-                name.to_owned(),
-                serde_json::Value::from(catalogue::redact_secrets(value)),
-            )
-        })
-        .collect();
-    let mut object = serde_json::Map::new();
-    object.insert("provider".into(), evidence.provider.clone().into());
-    if let Some(status) = evidence.status {
-        object.insert("status".into(), status.into());
-    }
-    if !headers.is_empty() {
-        object.insert("headers".into(), headers.into());
-    }
-    if let Some(body) = &evidence.body {
-        object.insert("body".into(), catalogue::redact_secrets(body).into());
-    }
-    if let Some(output) = &evidence.output {
-        object.insert("output".into(), catalogue::redact_secrets(output).into());
-    }
-    if let Some(transport) = &evidence.transport {
-        object.insert("transport".into(), transport.as_str().into());
-    }
-    if let Some(observed_at_ms) = evidence.observed_at_ms {
-        object.insert(
-            "observed_at".into(),
-            api::Timestamp::from_millis(observed_at_ms)
-                .to_string()
-                .into(),
-        );
-    }
-    object.into()
 }

@@ -3,7 +3,6 @@
 //! armed deadline wakes it early. Firings run on their own (a bounded number at
 //! once, their commits sharing the task writer's batches), so a deadline that
 //! comes while others are being written is fired when it comes, not after them.
-//! On start, the restart pass of SPEC 5.
 //!
 //! [`Clock`]: crate::clock::Clock
 
@@ -12,18 +11,19 @@ use std::sync::{Arc, Mutex};
 
 use api::{TaskId, Timestamp};
 use futures_util::StreamExt;
-use policy::route::{OnRestart, RouteEvent, RouteState, on_restart};
+use policy::route::RouteEvent;
 use tokio::sync::{Notify, Semaphore};
 
-use super::{Applied, Changes, Engine, Lane};
-use crate::domain::{AttemptOutcome, RouteRecord};
+use super::commit::Changes;
+use super::{Engine, EngineError};
+use crate::domain::RouteRecord;
 use crate::store::StoreError;
 
 /// Routes fired (or reconciled) per database round trip.
-const BATCH: u32 = 512;
+pub(super) const BATCH: u32 = 512;
 
 /// Due routes fired at once (or waiting, read ahead, for their deadline).
-const FIRING: usize = 128;
+pub(super) const FIRING: usize = 128;
 
 /// How long before a deadline the scheduler reads it: the read is out of the
 /// way when the deadline comes.
@@ -96,11 +96,11 @@ impl Engine {
     pub(super) async fn run_scheduler(self) {
         use std::sync::atomic::Ordering::SeqCst;
         // Routes being fired: still due in the database until their commit lands.
-        let firings = Firings::new(self.inner.wake.clone());
+        let firings = Firings::new(self.inner.alarm.wake.clone());
         let permits = Arc::new(Semaphore::new(FIRING));
         loop {
-            self.inner.sleeping_until_ms.store(i64::MIN, SeqCst);
-            self.inner.earliest_armed_ms.store(i64::MAX, SeqCst);
+            self.inner.alarm.sleeping_until_ms.store(i64::MIN, SeqCst);
+            self.inner.alarm.earliest_armed_ms.store(i64::MAX, SeqCst);
             let horizon_ms = self.now().as_millis() + LEAD_MS;
             let due = match self.inner.store.due_routes(horizon_ms, BATCH).await {
                 Ok(due) => due,
@@ -141,17 +141,17 @@ impl Engine {
                         // generation means the clock stepped back between the
                         // sleep and the commit: the deadline is still ahead, and
                         // no upkeep would look again.
-                        Ok(Fired::Claimed) => engine.inner.wake.notify_one(),
+                        Ok(Fired::Claimed) => engine.inner.alarm.wake.notify_one(),
                         // The route had moved on: it may have a new deadline that
                         // a read skipped while this firing held it.
-                        Ok(Fired::MovedOn) => engine.inner.wake.notify_one(),
+                        Ok(Fired::MovedOn) => engine.inner.alarm.wake.notify_one(),
                         Err(_) if engine.is_stopping() => {}
                         Err(error) => {
                             // Still due: look again in a second, rather than spin on
                             // a failing database.
                             tracing::error!(task_id = %id, error = %crate::error::chain(&error), "firing a deadline failed; trying again in a second");
                             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                            engine.inner.wake.notify_one();
+                            engine.inner.alarm.wake.notify_one();
                         }
                     }
                 });
@@ -172,33 +172,16 @@ impl Engine {
                 }
             };
             let mut until_ms = next.unwrap_or(i64::MAX);
-            self.inner.sleeping_until_ms.store(until_ms, SeqCst);
-            until_ms = until_ms.min(self.inner.earliest_armed_ms.load(SeqCst));
+            self.inner.alarm.sleeping_until_ms.store(until_ms, SeqCst);
+            until_ms = until_ms.min(self.inner.alarm.earliest_armed_ms.load(SeqCst));
             let clock = self.inner.clock.clone();
             if until_ms == i64::MAX {
-                self.inner.wake.notified().await;
+                self.inner.alarm.wake.notified().await;
             } else {
                 tokio::select! {
-                    () = self.inner.wake.notified() => {}
+                    () = self.inner.alarm.wake.notified() => {}
                     () = clock.sleep_until(Timestamp::from_millis(until_ms.saturating_sub(LEAD_MS))) => {}
                 }
-            }
-        }
-    }
-
-    /// Keep the route event log bounded, once a minute (of real time: it is upkeep,
-    /// not a deadline).
-    pub(super) async fn run_pruner(self) {
-        let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
-        loop {
-            every_minute.tick().await;
-            if let Err(error) = self
-                .inner
-                .store
-                .prune_events(self.inner.settings.events_kept)
-                .await
-            {
-                tracing::warn!(error = %error, "pruning route events failed");
             }
         }
     }
@@ -254,139 +237,24 @@ impl Engine {
             Err(error) => return Err(error),
         };
         // Its lateness is measured once it is durable (`Engine::carry_out`).
-        let applied = self
-            .settle(
+        match self
+            .apply(
                 &task,
                 &record,
                 RouteEvent::DeadlineReached,
                 Changes::default(),
             )
-            .await?;
-        Ok(match applied {
-            Applied::Committed(_) | Applied::Answered(_) => Fired::Committed,
+            .await
+        {
+            Ok(_) => Ok(Fired::Committed),
             // Refused at the generation it was read at: its claim is another's.
-            Applied::Stale(current) if current.route.generation == record.route.generation => {
-                Fired::Claimed
+            Err(EngineError::Stale { current, .. })
+                if current.route.generation == record.route.generation =>
+            {
+                Ok(Fired::Claimed)
             }
-            Applied::Stale(_) => Fired::MovedOn,
-        })
-    }
-
-    /// SPEC 5, restart: `queued` and `retrying` routes (no attempt started) are
-    /// dispatched; a `running` route's attempt was started and never finished, so it
-    /// is ambiguous: the route is held (`interrupted`) and the attempt finished as
-    /// interrupted, in one commit. Passed deadlines fire from the scheduler's first
-    /// pass; future ones are already armed (they are in the database). Probe claims
-    /// are released: no attempt survives a restart. Answers how many routes it
-    /// touched.
-    pub(super) async fn reconcile(&self) -> Result<usize, StoreError> {
-        self.inner.store.release_probes().await?;
-        let mut touched = 0;
-        let mut after: Option<TaskId> = None;
-        loop {
-            let routes = self
-                .inner
-                .store
-                .routes_in(&UNMOVED, BATCH, after.clone())
-                .await?;
-            let Some(last) = routes.last() else {
-                break;
-            };
-            after = Some(last.task_id.clone());
-            // Many at once: their commits share the writer's batches (SQLite) or
-            // the pool's connections (PostgreSQL), rather than one round trip,
-            // and one fsync, after another.
-            let mut reconciling = futures_util::stream::iter(&routes)
-                .map(|record| async move { (&record.task_id, self.reconcile_route(record).await) })
-                .buffer_unordered(FIRING);
-            // Every one runs to its end, and every failure is told; the first
-            // is the answer.
-            let mut failed = None;
-            while let Some((task_id, outcome)) = reconciling.next().await {
-                match outcome {
-                    Ok(()) => touched += 1,
-                    Err(error) => {
-                        tracing::warn!(task_id = %task_id, error = %crate::error::chain(&error), "reconciling a route after the restart failed");
-                        failed.get_or_insert(error);
-                    }
-                }
-            }
-            if let Some(error) = failed {
-                return Err(error);
-            }
-        }
-        tracing::info!(routes = touched, "restart reconciliation done");
-        Ok(touched)
-    }
-
-    /// A route that no process is moving (a restart's, or a replica's that went
-    /// away): dispatched if nothing was sent, held as interrupted if its attempt
-    /// was started and never finished.
-    async fn reconcile_route(&self, record: &RouteRecord) -> Result<(), StoreError> {
-        let now = self.now();
-        match on_restart(&record.route, now.as_millis()) {
-            OnRestart::Enqueue => {
-                self.enqueue(record.task_id.clone(), Lane::of(record.route.state));
-            }
-            OnRestart::Apply(RouteEvent::Interrupted) => {
-                let detail = self.inner.store.get_task(&record.task_id).await?;
-                // Moved on since it was read (another replica took it, or its
-                // owner was alive after all): not this pass's to interrupt.
-                if detail.route.route.generation != record.route.generation {
-                    return Ok(());
-                }
-                let dangling = detail.end_unfinished(AttemptOutcome::Interrupted, now);
-                self.settle(
-                    &detail.task,
-                    &detail.route,
-                    RouteEvent::Interrupted,
-                    Changes {
-                        finish_attempt: dangling,
-                        ..Changes::default()
-                    },
-                )
-                .await?;
-            }
-            OnRestart::Apply(_) | OnRestart::Rearm | OnRestart::Nothing => {}
-        }
-        Ok(())
-    }
-
-    /// On a database other replicas share, every [`UPKEEP`] of real time: take
-    /// over the routes of a replica that went away, let parked routes look again
-    /// at circuits another replica's probe may have closed, and let the scheduler
-    /// read deadlines another replica armed (it hears only of its own).
-    pub(super) async fn run_upkeep(self) {
-        let mut every = tokio::time::interval(UPKEEP);
-        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            every.tick().await;
-            if self.is_stopping() {
-                return;
-            }
-            match self.inner.store.adopt_orphans(&UNMOVED, BATCH).await {
-                Ok(orphans) => {
-                    if !orphans.is_empty() {
-                        tracing::info!(
-                            routes = orphans.len(),
-                            "routes of a replica that went away taken over"
-                        );
-                    }
-                    let engine = &self;
-                    futures_util::stream::iter(&orphans)
-                        .for_each_concurrent(FIRING, |record| async move {
-                            if let Err(error) = engine.reconcile_route(record).await {
-                                tracing::warn!(task_id = %record.task_id, error = %crate::error::chain(&error), "taking over a route failed");
-                            }
-                        })
-                        .await;
-                }
-                Err(error) => {
-                    tracing::warn!(error = %crate::error::chain(&error), "looking for routes of replicas that went away failed")
-                }
-            }
-            self.unpark();
-            self.inner.wake.notify_one();
+            Err(EngineError::Stale { .. }) => Ok(Fired::MovedOn),
+            Err(error) => Err(error.into_store_error()),
         }
     }
 }
@@ -402,17 +270,6 @@ enum Fired {
     /// action there): that one moves it.
     Claimed,
 }
-
-/// How often a replica looks at what the others did or left.
-const UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// The states of a route some process must move: queued or retrying (to be
-/// dispatched) and running (a call in flight).
-const UNMOVED: [RouteState; 3] = [
-    RouteState::Queued,
-    RouteState::Retrying,
-    RouteState::Running,
-];
 
 #[cfg(test)]
 mod tests {

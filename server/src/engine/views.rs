@@ -16,7 +16,7 @@ fn index(position: usize) -> u32 {
 pub fn route_view(task: &Task, record: &RouteRecord) -> RouteView {
     let route = &record.route;
     let candidate = task.candidates.get(route.candidate);
-    let max_retries = record.failure.as_ref().and_then(|failure| {
+    let max_retries = route.failure.as_ref().and_then(|failure| {
         candidate
             .and_then(|candidate| candidate.policy.section(failure.class))
             .filter(|section| section.retry.enabled)
@@ -34,22 +34,22 @@ pub fn route_view(task: &Task, record: &RouteRecord) -> RouteView {
         model: candidate.map_or_else(String::new, |candidate| candidate.model.clone()),
         deadline: route.deadline_ms.map(Timestamp::from_millis),
         circuit_wait: route.circuit_wait,
-        class: record.failure.as_ref().map(|failure| failure.class),
-        code: record.failure.as_ref().map(|failure| failure.code),
-        catalogue: record
+        class: route.failure.as_ref().map(|failure| failure.class),
+        code: route.failure.as_ref().map(|failure| failure.code),
+        catalogue: route
             .failure
             .as_ref()
             .map(|failure| failure.catalogue.clone()),
-        safe_cause: record
+        safe_cause: route
             .failure
             .as_ref()
             .map(|failure| failure.safe_cause.clone()),
         retry_ordinal: route.retry_ordinal,
         max_retries,
-        pending_outcome: record.pending_outcome,
+        pending_outcome: route.pending_outcome,
         decision: route.decision.map(|decision| decision.name().to_owned()),
         cause: route.cause,
-        turn: record.turn,
+        turn: route.turn,
         actions: route.state.actions().to_vec(),
         updated_at: record.updated_at,
     }

@@ -7,7 +7,7 @@ use api::{
 use super::{Services, new_id};
 use crate::domain::{Task, TaskWrite, Turn};
 use crate::engine::views::{task_summary, task_view};
-use crate::engine::{new_route, views};
+use crate::engine::{EngineError, new_route, views};
 use crate::error::AppError;
 use crate::store::StoreError;
 
@@ -80,7 +80,11 @@ impl Services {
             idempotency_key,
             event_json: event_json.into(),
         };
-        let (detail, created) = self.engine.create_task(write).await?;
+        let (detail, created) = self
+            .engine
+            .create_task(write)
+            .await
+            .map_err(|error| refused("Starting a task", error))?;
         if created {
             self.open_tasks.created();
         }
@@ -119,7 +123,14 @@ impl Services {
         request: Read<TurnRequest>,
     ) -> Result<TaskView, AppError> {
         let request = request.check(TurnRequest::check)?;
-        Ok(task_view(&self.engine.new_turn(id, request.prompt).await?))
+        match self.engine.new_turn(id, request.prompt).await {
+            Ok(detail) => Ok(task_view(&detail)),
+            // A route that moved on since it was read is refused as it is now.
+            Err(EngineError::Stale { current, .. }) => {
+                Err(ApiError::not_allowed_now("A new turn", current.route.state).into())
+            }
+            Err(error) => Err(refused("A new turn", error)),
+        }
     }
 
     /// A person's action on a route: the body (400/422), then the generation
@@ -130,11 +141,26 @@ impl Services {
         request: Read<ActionRequest>,
     ) -> Result<TaskView, AppError> {
         let request = request.check(ActionRequest::check)?;
-        Ok(task_view(
-            &self
-                .engine
-                .act(id, request.action, request.generation)
-                .await?,
-        ))
+        let detail = self
+            .engine
+            .act(id, request.action, request.generation)
+            .await
+            .map_err(|error| refused(request.action.as_str(), error))?;
+        Ok(task_view(&detail))
+    }
+}
+
+/// The contract's error for what the engine refused: `what` is not allowed in the
+/// route's state (422), or the route moved on since the generation sent (409, with
+/// the route now).
+fn refused(what: &str, error: EngineError) -> AppError {
+    match error {
+        EngineError::Refused { state, .. } => ApiError::not_allowed_now(what, state).into(),
+        EngineError::Stale {
+            sent,
+            task,
+            current,
+        } => ApiError::stale_generation(sent, views::route_view(&task, &current)).into(),
+        EngineError::Store(error) => error.into(),
     }
 }

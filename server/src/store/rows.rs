@@ -238,21 +238,21 @@ impl RouteRow {
                 through_circuit: self.through_circuit,
                 circuit_waited: self.circuit_waited,
                 new_episode: self.new_episode,
+                failure,
+                pending_outcome: self
+                    .pending_outcome
+                    .as_deref()
+                    .map(|outcome| parse_enum("pending_outcome", outcome))
+                    .transpose()?,
+                episode: serde_json::from_str::<Episode>(&self.episode_json)
+                    .map_err(corrupt("episode"))?,
+                turn: to_u32("turn", self.turn)?,
+                escalations: to_u32("escalations", self.escalations)?,
+                max_tokens: self
+                    .max_tokens
+                    .map(|tokens| to_u32("max_tokens", tokens))
+                    .transpose()?,
             },
-            failure,
-            pending_outcome: self
-                .pending_outcome
-                .as_deref()
-                .map(|outcome| parse_enum("pending_outcome", outcome))
-                .transpose()?,
-            episode: serde_json::from_str::<Episode>(&self.episode_json)
-                .map_err(corrupt("episode"))?,
-            turn: to_u32("turn", self.turn)?,
-            escalations: to_u32("escalations", self.escalations)?,
-            max_tokens: self
-                .max_tokens
-                .map(|tokens| to_u32("max_tokens", tokens))
-                .transpose()?,
             updated_at: Timestamp::from_millis(self.updated_at_ms),
         })
     }

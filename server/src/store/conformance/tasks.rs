@@ -3,8 +3,8 @@
 //! the scheduler and the restart pass rely on.
 
 use api::{AttemptId, ProfileId, ProviderId, TaskId};
+use policy::SemanticCode;
 use policy::route::{Route, RouteState};
-use policy::{Episode, SemanticCode};
 
 use super::{at, candidate, provider_write};
 use crate::domain::{
@@ -21,12 +21,6 @@ fn route(task_id: &TaskId, state: RouteState, generation: i64) -> RouteRecord {
             generation,
             ..Route::new(0)
         },
-        failure: None,
-        pending_outcome: None,
-        episode: Episode::default(),
-        turn: 1,
-        escalations: 0,
-        max_tokens: None,
         updated_at: at(10_000 + generation),
     }
 }
@@ -210,7 +204,7 @@ pub(super) async fn tasks(store: &dyn Store) {
     assert_eq!((progress.calls_on(0), progress.calls_on(1)), (1, 0));
     assert_eq!(store.get_snapshot(&first.id).await.unwrap(), detail.task);
     let mut held_again = commit(route(&first.id, RouteState::Held, 5));
-    held_again.route.turn = 2;
+    held_again.route.route.turn = 2;
     store.commit(4, held_again).await.unwrap();
 
     // Unfinished tasks keep their profile and provider.
@@ -396,7 +390,7 @@ pub async fn concurrent_commits_exactly_one_wins_across(first: &dyn Store, secon
     let (_, task, _) = task(store, "race", None).await;
     let attempts = (0..8).map(|index| {
         let mut record = route(&task.id, RouteState::Stopped, 1);
-        record.turn = index;
+        record.route.turn = index;
         let through = if index % 2 == 0 { first } else { second };
         through.commit(0, commit(record))
     });

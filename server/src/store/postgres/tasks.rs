@@ -185,7 +185,7 @@ fn bind_route<'q>(
     record: &'q RouteRecord,
 ) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
     let route = &record.route;
-    let failure = record.failure.as_ref();
+    let failure = record.route.failure.as_ref();
     query
         .bind(route.state.as_str())
         .bind(route.generation)
@@ -198,15 +198,15 @@ fn bind_route<'q>(
         .bind(failure.map(|failure| failure.code.as_str()))
         .bind(failure.map(|failure| failure.catalogue.as_str()))
         .bind(failure.map(|failure| failure.safe_cause.as_str()))
-        .bind(record.pending_outcome.map(|outcome| outcome.as_str()))
+        .bind(record.route.pending_outcome.map(|outcome| outcome.as_str()))
         .bind(route.circuit_wait)
         .bind(route.through_circuit)
         .bind(route.circuit_waited)
         .bind(route.new_episode)
-        .bind(to_json(&record.episode))
-        .bind(i64::from(record.turn))
-        .bind(i64::from(record.escalations))
-        .bind(record.max_tokens.map(i64::from))
+        .bind(to_json(&record.route.episode))
+        .bind(i64::from(record.route.turn))
+        .bind(i64::from(record.route.escalations))
+        .bind(record.route.max_tokens.map(i64::from))
         .bind(record.updated_at.as_millis())
 }
 
@@ -359,7 +359,7 @@ impl PostgresStore {
     ) -> Result<Option<i64>, StoreError> {
         let record = &commit.route;
         let route = &record.route;
-        let failure = record.failure.as_ref();
+        let failure = record.route.failure.as_ref();
         let task_id = record.task_id.as_str();
         let now_ms = record.updated_at.as_millis();
         let mut query = QueryBuilder::<Postgres>::new("WITH ");
@@ -404,7 +404,7 @@ impl PostgresStore {
             .push(", safe_cause = ")
             .push_bind(failure.map(|failure| failure.safe_cause.clone()))
             .push(", pending_outcome = ")
-            .push_bind(record.pending_outcome.map(|outcome| outcome.as_str()))
+            .push_bind(record.route.pending_outcome.map(|outcome| outcome.as_str()))
             .push(", circuit_wait = ")
             .push_bind(route.circuit_wait)
             .push(", through_circuit = ")
@@ -414,13 +414,13 @@ impl PostgresStore {
             .push(", new_episode = ")
             .push_bind(route.new_episode)
             .push(", episode_json = ")
-            .push_bind(to_json(&record.episode))
+            .push_bind(to_json(&record.route.episode))
             .push(", turn = ")
-            .push_bind(i64::from(record.turn))
+            .push_bind(i64::from(record.route.turn))
             .push(", escalations = ")
-            .push_bind(i64::from(record.escalations))
+            .push_bind(i64::from(record.route.escalations))
             .push(", max_tokens = ")
-            .push_bind(record.max_tokens.map(i64::from))
+            .push_bind(record.route.max_tokens.map(i64::from))
             .push(", updated_at_ms = ")
             .push_bind(now_ms)
             .push(", owner = ")

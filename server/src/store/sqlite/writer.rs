@@ -366,7 +366,7 @@ fn settle_of(done: Done) -> Settle {
 /// A route's values in the order of `route_columns!`, after its task id.
 fn route_values(record: &RouteRecord) -> Vec<Value> {
     let route = &record.route;
-    let failure = record.failure.as_ref();
+    let failure = record.route.failure.as_ref();
     let text = |value: Option<&str>| value.map_or(Value::Null, |text| Value::Text(text.to_owned()));
     let integer = |value: Option<i64>| value.map_or(Value::Null, Value::Integer);
     vec![
@@ -384,15 +384,15 @@ fn route_values(record: &RouteRecord) -> Vec<Value> {
         text(failure.map(|failure| failure.code.as_str())),
         text(failure.map(|failure| failure.catalogue.as_str())),
         text(failure.map(|failure| failure.safe_cause.as_str())),
-        text(record.pending_outcome.map(|outcome| outcome.as_str())),
+        text(record.route.pending_outcome.map(|outcome| outcome.as_str())),
         Value::Integer(i64::from(route.circuit_wait)),
         Value::Integer(i64::from(route.through_circuit)),
         Value::Integer(i64::from(route.circuit_waited)),
         Value::Integer(i64::from(route.new_episode)),
-        Value::Text(to_json(&record.episode)),
-        Value::Integer(i64::from(record.turn)),
-        Value::Integer(i64::from(record.escalations)),
-        integer(record.max_tokens.map(i64::from)),
+        Value::Text(to_json(&record.route.episode)),
+        Value::Integer(i64::from(record.route.turn)),
+        Value::Integer(i64::from(record.route.escalations)),
+        integer(record.route.max_tokens.map(i64::from)),
         Value::Integer(record.updated_at.as_millis()),
     ]
 }

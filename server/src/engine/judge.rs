@@ -1,0 +1,716 @@
+//! Judging, pure: what a call's outcome does to its route (the event, and what the
+//! commit writes beside it: the attempt's end, the turn's answer, a circuit), and
+//! what a route due to send does about an open circuit over its candidate. The
+//! catalogue classifies, `policy::evaluate` decides, `policy::circuit` says what
+//! opens; `now` comes in. Metrics, logs and the commit are the caller's.
+
+use api::Timestamp;
+use policy::circuit::{CircuitScope, Gate, gate, opens};
+use policy::evaluate::exhausted;
+use policy::route::{Failure, RouteEvent};
+use policy::{Effects, PolicySection, evaluate};
+use providers::{CallOutcome, StopReason};
+
+use super::commit::Changes;
+use crate::domain::{
+    Attempt, AttemptEnd, AttemptOutcome, Circuit, CircuitChange, CircuitKey, Producer, RouteRecord,
+    Task, Verdict,
+};
+
+/// A call's outcome, judged.
+#[derive(Debug)]
+pub(super) struct Judged {
+    /// The route's event.
+    pub(super) event: RouteEvent,
+    /// What the commit writes beside the route.
+    pub(super) changes: Changes,
+    /// How the attempt is counted: its outcome, class and code.
+    pub(super) counted: [&'static str; 3],
+}
+
+/// What the outcome of `attempt`, started on `started`, does: an answer completes
+/// the turn (or, stopped at its token budget with an escalation left, sends the
+/// turn again with a larger one) and closes the circuits over its candidate; a
+/// failure is classified, evaluated by the candidate's policy with the episode's
+/// counts and the attempt's effects, and may open a circuit (or, failing as a
+/// probe without reopening one, release it).
+pub(super) fn judge(
+    task: &Task,
+    started: &RouteRecord,
+    attempt: &Attempt,
+    outcome: CallOutcome,
+    now: Timestamp,
+) -> Judged {
+    let now_ms = now.as_millis();
+    let route = &started.route;
+    let candidate = &task.candidates[route.candidate];
+    let ended =
+        |outcome: AttemptOutcome| Some((attempt.id.clone(), AttemptEnd::bare(outcome, now)));
+    let close = Some(CircuitChange::Close {
+        provider_id: candidate.provider_id.clone(),
+        model: candidate.model.clone(),
+    });
+    match outcome {
+        CallOutcome::Answered { text, stop } => {
+            let truncated = matches!(stop, StopReason::MaxTokens);
+            let escalation = truncated
+                .then(|| {
+                    candidate
+                        .escalation
+                        .next_budget(attempt.max_tokens, route.escalations)
+                })
+                .flatten();
+            let counted = ["answered", "none", "none"];
+            match escalation {
+                Some(max_tokens) => Judged {
+                    event: RouteEvent::Escalated { max_tokens },
+                    changes: Changes {
+                        finish_attempt: ended(AttemptOutcome::Escalated),
+                        circuit: close,
+                        ..Changes::default()
+                    },
+                    counted,
+                },
+                None => Judged {
+                    event: RouteEvent::Succeeded,
+                    changes: Changes {
+                        finish_attempt: ended(if truncated {
+                            AttemptOutcome::Truncated
+                        } else {
+                            AttemptOutcome::Answered
+                        }),
+                        complete_turn: Some((
+                            route.turn,
+                            text,
+                            truncated,
+                            Producer {
+                                candidate_index: route.candidate,
+                                candidate_id: candidate.id.clone(),
+                                model: candidate.model.clone(),
+                            },
+                        )),
+                        circuit: close,
+                        ..Changes::default()
+                    },
+                    counted,
+                },
+            }
+        }
+        CallOutcome::Failed {
+            mut evidence,
+            partial_output,
+        } => {
+            evidence.observed_at_ms.get_or_insert(now_ms);
+            let verdict = catalogue::classify(&evidence, now_ms);
+            let classification = verdict.classification;
+            let class = classification.code.class();
+            let decision = evaluate(
+                &candidate.policy,
+                &classification,
+                &route.episode,
+                Effects {
+                    partial_output: !partial_output.is_empty(),
+                    ambiguous_side_effect: false,
+                },
+                task.next_enabled_after(route.candidate).is_some(),
+                now_ms,
+            );
+            let circuit = match opens(&classification, now_ms) {
+                Some(opening) => Some(CircuitChange::Open {
+                    key: CircuitKey {
+                        provider_id: candidate.provider_id.clone(),
+                        model: (opening.scope == CircuitScope::Model)
+                            .then(|| candidate.model.clone()),
+                    },
+                    code: classification.code,
+                    until_ms: opening.until_ms,
+                }),
+                None if attempt.probe => Some(CircuitChange::Release {
+                    provider_id: candidate.provider_id.clone(),
+                    model: candidate.model.clone(),
+                }),
+                None => None,
+            };
+            let failure = Failure {
+                class,
+                code: classification.code,
+                catalogue: verdict.catalogue.to_owned(),
+                safe_cause: verdict.safe_cause.clone(),
+            };
+            let end = AttemptEnd {
+                finished_at: now,
+                outcome: AttemptOutcome::Failed,
+                verdict: Some(Verdict {
+                    class,
+                    code: classification.code,
+                    confidence: classification.confidence,
+                    catalogue: verdict.catalogue.to_owned(),
+                    rule: verdict.rule.to_owned(),
+                    safe_cause: verdict.safe_cause,
+                    reset_at_ms: classification.reset_at_ms,
+                }),
+                decision: Some(decision),
+                evidence: Some(evidence_json(&evidence)),
+            };
+            Judged {
+                event: RouteEvent::Failed {
+                    decision,
+                    failure,
+                    on_exhausted: candidate
+                        .policy
+                        .section(class)
+                        .map(|section| section.on_exhausted),
+                },
+                changes: Changes {
+                    finish_attempt: Some((attempt.id.clone(), end)),
+                    circuit,
+                    ..Changes::default()
+                },
+                counted: ["failed", class.as_str(), classification.code.as_str()],
+            }
+        }
+    }
+}
+
+/// What a route due to send does about `open`, the latest-closing circuit still
+/// open over its candidate: wait for it within the candidate's own wait, take the
+/// exhausted outcome when its reset is beyond that (no request is sent), or, a
+/// person's `retry_now`, go through it as the probe (`None`).
+pub(super) fn at_open_circuit(
+    task: &Task,
+    record: &RouteRecord,
+    open: &Circuit,
+    now_ms: i64,
+) -> Option<RouteEvent> {
+    let route = &record.route;
+    let candidate = &task.candidates[route.candidate];
+    let class = open.code.class();
+    let section = candidate
+        .policy
+        .section(class)
+        .copied()
+        .unwrap_or_else(PolicySection::hard_default);
+    // What the route shows while it waits, or why it did not send.
+    let failure = Failure {
+        class,
+        code: open.code,
+        catalogue: catalogue::CATALOGUE_VERSION.to_owned(),
+        safe_cause: format!(
+            "The {} circuit is open until {}.",
+            if open.key.model.is_some() {
+                "model's"
+            } else {
+                "provider's"
+            },
+            Timestamp::from_millis(open.until_ms)
+        ),
+    };
+    let on_exhausted = section.on_exhausted;
+    match gate(Some(open.until_ms), &section, route.through_circuit, now_ms) {
+        Gate::Wait { until_ms } => Some(RouteEvent::CircuitOpen {
+            until_ms,
+            failure,
+            on_exhausted,
+        }),
+        Gate::Exhausted => Some(RouteEvent::NotSent {
+            decision: exhausted(&section, task.next_enabled_after(route.candidate).is_some()),
+            failure,
+            on_exhausted,
+        }),
+        Gate::Send => None,
+    }
+}
+
+/// Evidence as SPEC 2.1 JSON, for the attempt's record: what the adapter saw (it
+/// never puts the key in), less cookies and credentials, secrets redacted.
+pub(crate) fn evidence_json(evidence: &catalogue::Evidence) -> serde_json::Value {
+    // Cookies and credentials are never kept; every other value, and the body, with
+    // what looks like a secret redacted.
+    let headers: serde_json::Map<String, serde_json::Value> = evidence
+        .headers
+        .iter()
+        .filter(|(name, _)| {
+            !matches!(
+                *name,
+                "set-cookie" | "cookie" | "authorization" | "proxy-authorization" | "x-api-key"
+            )
+        })
+        .map(|(name, value)| {
+            (
+                name.to_owned(),
+                serde_json::Value::from(catalogue::redact_secrets(value)),
+            )
+        })
+        .collect();
+    let mut object = serde_json::Map::new();
+    object.insert("provider".into(), evidence.provider.clone().into());
+    if let Some(status) = evidence.status {
+        object.insert("status".into(), status.into());
+    }
+    if !headers.is_empty() {
+        object.insert("headers".into(), headers.into());
+    }
+    if let Some(body) = &evidence.body {
+        object.insert("body".into(), catalogue::redact_secrets(body).into());
+    }
+    if let Some(output) = &evidence.output {
+        object.insert("output".into(), catalogue::redact_secrets(output).into());
+    }
+    if let Some(transport) = &evidence.transport {
+        object.insert("transport".into(), transport.as_str().into());
+    }
+    if let Some(observed_at_ms) = evidence.observed_at_ms {
+        object.insert(
+            "observed_at".into(),
+            Timestamp::from_millis(observed_at_ms).to_string().into(),
+        );
+    }
+    object.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use api::{AttemptId, CandidateId, ProfileId, ProviderId, TaskId};
+    use catalogue::{Evidence, Transport};
+    use policy::route::Route;
+    use policy::{
+        Decision, EscalationSettings, HoldCause, OnExhausted, PolicyDocument, SemanticCode,
+        StopCause,
+    };
+
+    use super::*;
+    use crate::domain::{Candidate, CircuitKey};
+
+    const NOW_MS: i64 = 1_796_004_000_000;
+
+    fn candidate(index: usize, enabled: bool) -> Candidate {
+        Candidate {
+            id: CandidateId::new(format!("c{index}")),
+            provider_id: ProviderId::new(format!("p{index}")),
+            model: format!("model-{index}"),
+            enabled,
+            max_tokens: 1_024,
+            escalation: EscalationSettings::default(),
+            policy: PolicyDocument::default(),
+        }
+    }
+
+    /// A task of two candidates, the second one enabled when `next` is.
+    fn task(next: bool) -> Task {
+        Task {
+            id: TaskId::new("t"),
+            profile_id: ProfileId::new("p"),
+            profile_name: "profile".to_owned(),
+            candidates: vec![candidate(0, true), candidate(1, next)],
+            created_at: Timestamp::from_millis(NOW_MS - 60_000),
+        }
+    }
+
+    fn running(escalations: u32) -> RouteRecord {
+        RouteRecord {
+            task_id: TaskId::new("t"),
+            route: Route {
+                state: policy::route::RouteState::Running,
+                generation: 3,
+                turn: 2,
+                escalations,
+                new_episode: false,
+                ..Route::new(0)
+            },
+            updated_at: Timestamp::from_millis(NOW_MS - 1_000),
+        }
+    }
+
+    fn attempt(probe: bool) -> Attempt {
+        Attempt {
+            id: AttemptId::new("a"),
+            task_id: TaskId::new("t"),
+            seq: 1,
+            turn: 2,
+            generation: 3,
+            candidate_index: 0,
+            candidate_id: CandidateId::new("c0"),
+            provider_id: ProviderId::new("p0"),
+            model: "model-0".to_owned(),
+            ordinal: None,
+            max_tokens: 1_024,
+            probe,
+            after_circuit_wait: false,
+            started_at: Timestamp::from_millis(NOW_MS - 1_000),
+            end: None,
+        }
+    }
+
+    fn answered(stop: StopReason) -> CallOutcome {
+        CallOutcome::Answered {
+            text: "the answer".to_owned(),
+            stop,
+        }
+    }
+
+    fn failed(evidence: Evidence, partial_output: &str) -> CallOutcome {
+        CallOutcome::Failed {
+            evidence,
+            partial_output: partial_output.to_owned(),
+        }
+    }
+
+    fn anthropic(status: u16, error_type: &str) -> Evidence {
+        Evidence::new("anthropic")
+            .with_status(status)
+            .with_body(&format!(
+                r#"{{"type":"error","error":{{"type":"{error_type}","message":"{error_type}"}}}}"#
+            ))
+    }
+
+    /// What a judgement comes to, in the terms the table states.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Summary {
+        event: &'static str,
+        decision: Option<Decision>,
+        code: Option<SemanticCode>,
+        on_exhausted: Option<Option<OnExhausted>>,
+        max_tokens: Option<u32>,
+        ended: AttemptOutcome,
+        /// The turn answered, and whether it was cut at its budget.
+        turn: Option<(u32, bool)>,
+        circuit: Option<&'static str>,
+        counted: [&'static str; 3],
+    }
+
+    fn summary(judged: &Judged) -> Summary {
+        let (code, on_exhausted, max_tokens) = match &judged.event {
+            RouteEvent::Failed {
+                failure,
+                on_exhausted,
+                ..
+            } => (Some(failure.code), Some(*on_exhausted), None),
+            RouteEvent::Escalated { max_tokens } => (None, None, Some(*max_tokens)),
+            _ => (None, None, None),
+        };
+        let changes = &judged.changes;
+        Summary {
+            event: judged.event.name(),
+            decision: judged.event.decision(),
+            code,
+            on_exhausted,
+            max_tokens,
+            ended: changes
+                .finish_attempt
+                .as_ref()
+                .map(|(_, end)| end.outcome)
+                .expect("every outcome finishes its attempt"),
+            turn: changes
+                .complete_turn
+                .as_ref()
+                .map(|(turn, _, truncated, _)| (*turn, *truncated)),
+            circuit: changes.circuit.as_ref().map(|circuit| match circuit {
+                CircuitChange::Open { key, .. } if key.model.is_some() => "open model",
+                CircuitChange::Open { .. } => "open provider",
+                CircuitChange::Close { .. } => "close",
+                CircuitChange::Release { .. } => "release",
+            }),
+            counted: judged.counted,
+        }
+    }
+
+    fn answer(turn: Option<(u32, bool)>, ended: AttemptOutcome) -> Summary {
+        Summary {
+            event: "succeeded",
+            decision: None,
+            code: None,
+            on_exhausted: None,
+            max_tokens: None,
+            ended,
+            turn,
+            circuit: Some("close"),
+            counted: ["answered", "none", "none"],
+        }
+    }
+
+    fn failure(
+        decision: Decision,
+        code: SemanticCode,
+        on_exhausted: Option<OnExhausted>,
+        circuit: Option<&'static str>,
+    ) -> Summary {
+        Summary {
+            event: "failed",
+            decision: Some(decision),
+            code: Some(code),
+            on_exhausted: Some(on_exhausted),
+            max_tokens: None,
+            ended: AttemptOutcome::Failed,
+            turn: None,
+            circuit,
+            counted: ["failed", code.class().as_str(), code.as_str()],
+        }
+    }
+
+    /// One row: the rule it proves, whether a next candidate is enabled, the
+    /// escalations already made, whether the attempt probed, the outcome, and what
+    /// it comes to.
+    type Row = (&'static str, bool, u32, bool, CallOutcome, Summary);
+
+    fn table() -> Vec<Row> {
+        let retry = |ordinal| Decision::Retry {
+            ordinal,
+            at_ms: NOW_MS + 500,
+        };
+        vec![
+            (
+                "an answer completes the turn and closes the candidate's circuits",
+                true,
+                0,
+                false,
+                answered(StopReason::End),
+                answer(Some((2, false)), AttemptOutcome::Answered),
+            ),
+            (
+                "an answer cut at its budget with an escalation left is sent again with twice the budget",
+                true,
+                0,
+                false,
+                answered(StopReason::MaxTokens),
+                Summary {
+                    event: "escalated",
+                    max_tokens: Some(2_048),
+                    ended: AttemptOutcome::Escalated,
+                    turn: None,
+                    ..answer(None, AttemptOutcome::Escalated)
+                },
+            ),
+            (
+                "an answer cut at its budget with no escalation left completes the turn, truncated",
+                true,
+                1,
+                false,
+                answered(StopReason::MaxTokens),
+                answer(Some((2, true)), AttemptOutcome::Truncated),
+            ),
+            (
+                "an overload is retried after the backoff",
+                true,
+                0,
+                false,
+                failed(anthropic(529, "overloaded_error"), ""),
+                failure(
+                    retry(1),
+                    SemanticCode::Overloaded,
+                    Some(OnExhausted::Skip),
+                    None,
+                ),
+            ),
+            (
+                "a throttle with a reset waits for it and opens the model's circuit until then",
+                true,
+                0,
+                false,
+                failed(
+                    anthropic(429, "rate_limit_error").with_header("retry-after", "20"),
+                    "",
+                ),
+                failure(
+                    Decision::WaitForReset {
+                        until_ms: NOW_MS + 20_000,
+                    },
+                    SemanticCode::RateLimited,
+                    Some(OnExhausted::Skip),
+                    Some("open model"),
+                ),
+            ),
+            (
+                "a failure after part of the answer streamed is held: repeating it is unsafe",
+                true,
+                0,
+                false,
+                failed(anthropic(529, "overloaded_error"), "half an answer"),
+                failure(
+                    Decision::Hold {
+                        cause: HoldCause::UnsafeEffect,
+                    },
+                    SemanticCode::Overloaded,
+                    Some(OnExhausted::Skip),
+                    None,
+                ),
+            ),
+            (
+                "the request's own error stops the route, with no exhausted outcome",
+                true,
+                0,
+                false,
+                failed(anthropic(400, "invalid_request_error"), ""),
+                failure(
+                    Decision::Stop {
+                        cause: StopCause::Unrecoverable,
+                    },
+                    SemanticCode::InvalidRequest,
+                    None,
+                    None,
+                ),
+            ),
+            (
+                "a bad key skips to the next candidate (hard, retries off by default)",
+                true,
+                0,
+                false,
+                failed(anthropic(401, "authentication_error"), ""),
+                failure(
+                    Decision::Skip,
+                    SemanticCode::AuthFailed,
+                    Some(OnExhausted::Skip),
+                    None,
+                ),
+            ),
+            (
+                "with no next candidate the exhausted skip is a stop",
+                false,
+                0,
+                false,
+                failed(anthropic(401, "authentication_error"), ""),
+                failure(
+                    Decision::Stop {
+                        cause: StopCause::Exhausted,
+                    },
+                    SemanticCode::AuthFailed,
+                    Some(OnExhausted::Skip),
+                    None,
+                ),
+            ),
+            (
+                "a probe that fails without reopening its circuit releases it",
+                true,
+                0,
+                true,
+                failed(
+                    Evidence::new("anthropic").with_transport(Transport::ConnectionReset),
+                    "",
+                ),
+                failure(
+                    retry(1),
+                    SemanticCode::Network,
+                    Some(OnExhausted::Skip),
+                    Some("release"),
+                ),
+            ),
+        ]
+    }
+
+    #[test]
+    fn judgement_table() {
+        for (name, next, escalations, probe, outcome, expected) in table() {
+            let judged = judge(
+                &task(next),
+                &running(escalations),
+                &attempt(probe),
+                outcome,
+                Timestamp::from_millis(NOW_MS),
+            );
+            assert_eq!(summary(&judged), expected, "{name}");
+            // Whatever the outcome, the route machine takes the event from running.
+            let context = policy::route::RouteContext {
+                next_candidate: task(next).next_enabled_after(0),
+            };
+            assert!(
+                policy::route::transition(&running(escalations).route, &judged.event, &context)
+                    .is_ok(),
+                "{name}"
+            );
+        }
+    }
+
+    /// The evidence stored with a failed attempt is stamped with the time it was
+    /// judged and keeps no credential.
+    #[test]
+    fn a_failures_evidence_is_stamped_and_keeps_no_credentials() {
+        let evidence = anthropic(529, "overloaded_error")
+            .with_header("set-cookie", "session=1")
+            .with_header("x-request-id", "req_1");
+        let judged = judge(
+            &task(true),
+            &running(0),
+            &attempt(false),
+            failed(evidence, ""),
+            Timestamp::from_millis(NOW_MS),
+        );
+        let (_, end) = judged.changes.finish_attempt.unwrap();
+        let stored = end.evidence.unwrap();
+        assert_eq!(
+            stored["headers"],
+            serde_json::json!({"x-request-id": "req_1"})
+        );
+        assert_eq!(
+            stored["observed_at"],
+            Timestamp::from_millis(NOW_MS).to_string()
+        );
+    }
+
+    fn circuit(code: SemanticCode, until_ms: i64) -> Circuit {
+        Circuit {
+            key: CircuitKey {
+                provider_id: ProviderId::new("p0"),
+                model: None,
+            },
+            code,
+            until_ms,
+            probe_task_id: None,
+        }
+    }
+
+    #[test]
+    fn a_route_due_on_an_open_circuit_waits_within_its_wait_and_otherwise_takes_its_outcome() {
+        let hour_ms = 3_600_000;
+        let due = |through_circuit| RouteRecord {
+            route: Route {
+                state: policy::route::RouteState::Retrying,
+                through_circuit,
+                ..running(0).route
+            },
+            ..running(0)
+        };
+        let decision = |task: &Task, record, open| match at_open_circuit(task, record, open, NOW_MS)
+        {
+            Some(RouteEvent::CircuitOpen { until_ms, .. }) => format!("wait until {until_ms}"),
+            Some(event) => {
+                event
+                    .decision()
+                    .map_or("none", |decision| decision.name())
+                    .to_owned()
+                    + &format!(" ({})", event.name())
+            }
+            None => "send as the probe".to_owned(),
+        };
+        let (waiting, probing) = (due(false), due(true));
+        // The hard section waits up to an hour.
+        let within = circuit(SemanticCode::UsageLimited, NOW_MS + hour_ms);
+        let beyond = circuit(SemanticCode::UsageLimited, NOW_MS + 2 * hour_ms);
+        assert_eq!(
+            decision(&task(true), &waiting, &within),
+            format!("wait until {}", NOW_MS + hour_ms)
+        );
+        assert_eq!(decision(&task(true), &waiting, &beyond), "skip (not_sent)");
+        assert_eq!(decision(&task(false), &waiting, &beyond), "stop (not_sent)");
+        assert_eq!(
+            decision(&task(true), &probing, &beyond),
+            "send as the probe"
+        );
+        // What the route shows: the circuit's code and when it opens again.
+        let Some(RouteEvent::CircuitOpen {
+            failure,
+            on_exhausted,
+            ..
+        }) = at_open_circuit(&task(true), &waiting, &within, NOW_MS)
+        else {
+            panic!("a wait")
+        };
+        assert_eq!(
+            (failure.code, on_exhausted),
+            (SemanticCode::UsageLimited, OnExhausted::Skip)
+        );
+        assert!(
+            failure
+                .safe_cause
+                .starts_with("The provider's circuit is open until")
+        );
+    }
+}

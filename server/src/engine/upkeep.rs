@@ -1,0 +1,68 @@
+//! Upkeep: the route event log kept bounded, and, on a database other replicas
+//! share, what they did or left looked at now and then.
+
+use futures_util::StreamExt;
+
+use super::Engine;
+use super::restart::UNMOVED;
+use super::scheduler::{BATCH, FIRING};
+
+/// How often a replica looks at what the others did or left.
+const UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Engine {
+    /// Keep the route event log bounded, once a minute (of real time: it is upkeep,
+    /// not a deadline).
+    pub(super) async fn run_pruner(self) {
+        let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            every_minute.tick().await;
+            if let Err(error) = self
+                .inner
+                .store
+                .prune_events(self.inner.settings.events_kept)
+                .await
+            {
+                tracing::warn!(error = %error, "pruning route events failed");
+            }
+        }
+    }
+
+    /// On a database other replicas share, every [`UPKEEP`] of real time: take
+    /// over the routes of a replica that went away, let parked routes look again
+    /// at circuits another replica's probe may have closed, and let the scheduler
+    /// read deadlines another replica armed (it hears only of its own).
+    pub(super) async fn run_upkeep(self) {
+        let mut every = tokio::time::interval(UPKEEP);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            if self.is_stopping() {
+                return;
+            }
+            match self.inner.store.adopt_orphans(&UNMOVED, BATCH).await {
+                Ok(orphans) => {
+                    if !orphans.is_empty() {
+                        tracing::info!(
+                            routes = orphans.len(),
+                            "routes of a replica that went away taken over"
+                        );
+                    }
+                    let engine = &self;
+                    futures_util::stream::iter(&orphans)
+                        .for_each_concurrent(FIRING, |record| async move {
+                            if let Err(error) = engine.reconcile_route(record).await {
+                                tracing::warn!(task_id = %record.task_id, error = %crate::error::chain(&error), "taking over a route failed");
+                            }
+                        })
+                        .await;
+                }
+                Err(error) => {
+                    tracing::warn!(error = %crate::error::chain(&error), "looking for routes of replicas that went away failed")
+                }
+            }
+            self.unpark();
+            self.inner.alarm.wake.notify_one();
+        }
+    }
+}
