@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use policy::evidence::{BodyText, HeaderValue, HttpStatus, LenientJson, PROVIDER_MAX_CHARS};
 use policy::{Class, Confidence, SemanticCode};
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize, Serializer};
@@ -11,6 +12,9 @@ use serde_json::Value;
 use validator::Validate;
 
 use crate::time::Timestamp;
+
+/// The validator's form of [`PROVIDER_MAX_CHARS`].
+const PROVIDER_MAX: u64 = PROVIDER_MAX_CHARS as u64;
 
 /// What a failed attempt left behind (SPEC 2.1). Lenient, as evidence comes
 /// from many tools: unknown fields are ignored, `status` may be a number or a
@@ -32,7 +36,7 @@ pub struct EvidenceRequest {
     /// The provider family or agent CLI whose errors to expect: `anthropic`,
     /// `openai`, `gemini`, `claude_code`, ...
     #[validate(
-        length(min = 1, max = 100),
+        length(min = 1, max = PROVIDER_MAX),
         custom(function = "crate::checks::not_blank")
     )]
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100))]
@@ -111,8 +115,9 @@ impl EvidenceRequest {
     }
 }
 
-/// A lenient field's value as sent: read, or the reason it could not be.
-/// Reading never fails, so one unreadable field does not hide the others;
+/// A lenient field's value as sent: read (by the policy crate's reader of the
+/// field, the catalogue's too), or the reason it could not be. Reading never
+/// fails, so one unreadable field does not hide the others;
 /// [`EvidenceRequest::check`] reports the reasons at their fields.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Sent<T>(Result<T, &'static str>);
@@ -134,21 +139,13 @@ impl<T> Sent<T> {
     }
 }
 
-/// How a lenient field reads from JSON and writes back.
-pub trait SentJson: Sized {
-    /// The value `json` holds, or why it holds none.
-    fn from_json(json: Value) -> Result<Self, &'static str>;
-    /// The value as JSON.
-    fn to_json(&self) -> Value;
-}
-
-impl<'de, T: SentJson> Deserialize<'de> for Sent<T> {
+impl<'de, T: LenientJson> Deserialize<'de> for Sent<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Ok(Self(T::from_json(Value::deserialize(deserializer)?)))
     }
 }
 
-impl<T: SentJson> Serialize for Sent<T> {
+impl<T: LenientJson> Serialize for Sent<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Ok(value) => value.to_json().serialize(serializer),
@@ -157,121 +154,17 @@ impl<T: SentJson> Serialize for Sent<T> {
     }
 }
 
-/// An HTTP status: a number (however written: `429`, `429.0`), or digits
-/// written as text (`"429"`), perhaps with white space around them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct HttpStatus(i64);
-
-impl HttpStatus {
-    /// The status with this number.
-    pub const fn new(status: i64) -> Self {
-        Self(status)
-    }
-
-    /// The number.
-    pub const fn get(self) -> i64 {
-        self.0
-    }
-}
-
-impl SentJson for HttpStatus {
-    fn from_json(json: Value) -> Result<Self, &'static str> {
-        let status = match &json {
-            Value::Number(_) => policy::json_integer(&json).whole(),
-            Value::String(text) => Some(text.trim())
-                .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|digits| digits.parse::<i64>().ok()),
-            _ => None,
-        };
-        status
-            .map(Self)
-            .ok_or("must be an integer (an HTTP status)")
-    }
-
-    fn to_json(&self) -> Value {
-        Value::from(self.0)
-    }
-}
-
 impl validator::ValidateRange<i64> for Sent<HttpStatus> {
     fn greater_than(&self, max: i64) -> Option<bool> {
-        self.value().map(|status| status.0 > max)
+        self.value().map(|status| status.get() > max)
     }
 
     fn less_than(&self, min: i64) -> Option<bool> {
-        self.value().map(|status| status.0 < min)
+        self.value().map(|status| status.get() < min)
     }
 }
 
-/// A header value: text, or a number, boolean or list of values (joined
-/// with `, `); `null` counts as absent.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct HeaderValue(Option<String>);
-
-impl HeaderValue {
-    /// A header with this text.
-    pub fn new(text: impl Into<String>) -> Self {
-        Self(Some(text.into()))
-    }
-
-    /// The text, when the header has one.
-    pub fn as_str(&self) -> Option<&str> {
-        self.0.as_deref()
-    }
-}
-
-impl SentJson for HeaderValue {
-    fn from_json(json: Value) -> Result<Self, &'static str> {
-        let text = |value: &Value| match value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        match json {
-            Value::Null => Ok(Self(None)),
-            Value::Object(_) => Err("must be a string, number, boolean or list of them"),
-            Value::Array(items) => Ok(Self(Some(
-                items.iter().map(text).collect::<Vec<_>>().join(", "),
-            ))),
-            other => Ok(Self(Some(text(&other)))),
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        self.0.clone().map_or(Value::Null, Value::String)
-    }
-}
-
-/// A body: text, or JSON kept as its JSON text.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct BodyText(String);
-
-impl BodyText {
-    /// A body with this text.
-    pub fn new(text: impl Into<String>) -> Self {
-        Self(text.into())
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl SentJson for BodyText {
-    fn from_json(json: Value) -> Result<Self, &'static str> {
-        match json {
-            Value::String(text) => Ok(Self(text)),
-            value @ (Value::Object(_) | Value::Array(_)) => Ok(Self(value.to_string())),
-            _ => Err("must be a string, or a JSON object or array"),
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        Value::String(self.0.clone())
-    }
-}
-
-impl SentJson for Timestamp {
+impl LenientJson for Timestamp {
     fn from_json(json: Value) -> Result<Self, &'static str> {
         match json {
             Value::String(text) => text

@@ -41,10 +41,7 @@ pub mod read;
 mod tasks;
 mod time;
 
-pub use classify::{
-    BodyText, Classification, DroppedHint, EvidenceRequest, HeaderValue, HintDropReason,
-    HttpStatus, Sent, SentJson,
-};
+pub use classify::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Sent};
 pub use error::{ApiError, refusals};
 pub use ids::{
     AttemptId, CandidateId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision, RouteId,
@@ -52,6 +49,10 @@ pub use ids::{
 };
 #[cfg(feature = "server-fn")]
 pub use json_text::{JsonAnswer, JsonText};
+// The readers of evidence's fields and of RFC 3339 times are the policy crate's,
+// which the catalogue reads evidence with too.
+pub use policy::evidence::{BodyText, HeaderValue, HttpStatus, LenientJson};
+pub use policy::rfc3339::RFC3339_PATTERN;
 pub use policy::{ErrorCode, FieldError, FieldPath};
 pub use profiles::{
     CandidateRequest, CandidateSpec, CandidateView, EscalationRequest, PolicyInput, ProfileRequest,
@@ -66,4 +67,4 @@ pub use tasks::{
     TaskCandidateView, TaskCursor, TaskPage, TaskQuery, TaskRequest, TaskSummary, TaskView,
     TurnRequest, TurnView,
 };
-pub use time::{RFC3339_PATTERN, Timestamp, TimestampError};
+pub use time::{Timestamp, TimestampError};

@@ -1,10 +1,7 @@
 //! The evidence a failed attempt leaves behind (SPEC 2.1), read leniently from JSON.
 
-use api::{HeaderValue, HttpStatus, SentJson, Timestamp};
+use policy::evidence::{BodyText, HeaderValue, HttpStatus, LenientJson, PROVIDER_MAX_CHARS};
 use serde_json::{Map, Value};
-
-/// The longest provider name evidence may give, in characters (as the API's).
-const MAX_PROVIDER_CHARS: usize = 100;
 
 /// What a failed attempt left behind: the input of the catalogue (SPEC 2.1).
 ///
@@ -275,7 +272,7 @@ impl Evidence {
     /// whichever way the object came.
     fn from_object(mut object: Map<String, Value>) -> Result<Self, EvidenceError> {
         let provider = match object.get("provider") {
-            Some(Value::String(name)) if name.chars().count() > MAX_PROVIDER_CHARS => {
+            Some(Value::String(name)) if name.chars().count() > PROVIDER_MAX_CHARS => {
                 return Err(EvidenceError::WrongType {
                     field: "provider",
                     expected: "at most 100 characters",
@@ -292,13 +289,13 @@ impl Evidence {
                 });
             }
         };
-        let status = read_status(&object)?;
-        let headers = read_headers(&object)?;
-        let body = take_text(&mut object, "body", true)?;
-        let output = take_text(&mut object, "output", false)?;
+        let status = read_status(object.remove("status"))?;
+        let headers = read_headers(object.remove("headers"))?;
+        let body = read_body(object.remove("body"))?;
+        let output = take_text(&mut object, "output")?;
         let transport =
-            take_text(&mut object, "transport", false)?.map(|name| Transport::from_name(&name));
-        let time_zone = take_text(&mut object, "time_zone", false)?
+            take_text(&mut object, "transport")?.map(|name| Transport::from_name(&name));
+        let time_zone = take_text(&mut object, "time_zone")?
             .map(|name| match crate::wall_clock::time_zone(&name) {
                 Some(_) => Ok(name.trim().to_owned()),
                 None => Err(EvidenceError::TimeZone(crate::redact::safe_text(&name, 64))),
@@ -317,52 +314,18 @@ impl Evidence {
     }
 }
 
-impl From<&api::EvidenceRequest> for Evidence {
-    /// The evidence a checked `POST /api/classify` body gives (its unreadable
-    /// fields were refused by the check).
-    fn from(request: &api::EvidenceRequest) -> Self {
-        let mut evidence = Self::new(&request.provider);
-        evidence.status = request
-            .status
-            .as_ref()
-            .and_then(api::Sent::value)
-            .and_then(|status| u16::try_from(status.get()).ok());
-        for (name, value) in request.headers.iter().flatten() {
-            if let Some(text) = value.value().and_then(HeaderValue::as_str) {
-                evidence.headers.insert(name, text);
-            }
-        }
-        evidence.body = request
-            .body
-            .as_ref()
-            .and_then(api::Sent::value)
-            .map(|body| body.as_str().to_owned());
-        evidence.output.clone_from(&request.output);
-        evidence.transport = request.transport.as_deref().map(Transport::from_name);
-        evidence.observed_at_ms = request
-            .observed_at
-            .as_ref()
-            .and_then(api::Sent::value)
-            .map(|at| at.as_millis());
-        evidence.time_zone = request
-            .time_zone
-            .as_deref()
-            .map(|name| name.trim().to_owned());
-        evidence
-    }
-}
+// The readers of `status`, `headers`, `body` and `observed_at` below are the policy
+// crate's, which the API's `EvidenceRequest` reads with too, so a line of
+// `switchback classify` and a `POST /api/classify` body read alike.
 
-/// The field readers below are the API's (`api::SentJson`), so a line of
-/// `switchback classify` and a `POST /api/classify` body read alike.
-fn read_status(object: &Map<String, Value>) -> Result<Option<u16>, EvidenceError> {
-    let status = match object.get("status") {
+/// `status`: an integer, or digits as text, within 100..=999.
+fn read_status(value: Option<Value>) -> Result<Option<u16>, EvidenceError> {
+    let status = match value {
         None | Some(Value::Null) => return Ok(None),
-        Some(value) => {
-            HttpStatus::from_json(value.clone()).map_err(|_| EvidenceError::WrongType {
-                field: "status",
-                expected: "an integer",
-            })?
-        }
+        Some(value) => HttpStatus::from_json(value).map_err(|_| EvidenceError::WrongType {
+            field: "status",
+            expected: "an integer",
+        })?,
     };
     match u16::try_from(status.get()) {
         Ok(status) if (100..=999).contains(&status) => Ok(Some(status)),
@@ -370,20 +333,20 @@ fn read_status(object: &Map<String, Value>) -> Result<Option<u16>, EvidenceError
     }
 }
 
-fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
+/// `headers`: an object of header values; a `null` value counts as absent.
+fn read_headers(value: Option<Value>) -> Result<Headers, EvidenceError> {
     let mut headers = Headers::default();
-    match object.get("headers") {
+    match value {
         None | Some(Value::Null) => {}
         Some(Value::Object(entries)) => {
             for (name, value) in entries {
-                let value = HeaderValue::from_json(value.clone()).map_err(|_| {
-                    EvidenceError::WrongType {
+                let value =
+                    HeaderValue::from_json(value).map_err(|_| EvidenceError::WrongType {
                         field: "headers",
                         expected: "an object of strings",
-                    }
-                })?;
+                    })?;
                 if let Some(text) = value.as_str() {
-                    headers.insert(name, text);
+                    headers.insert(&name, text);
                 }
             }
         }
@@ -397,19 +360,27 @@ fn read_headers(object: &Map<String, Value>) -> Result<Headers, EvidenceError> {
     Ok(headers)
 }
 
-/// A text field, moved out of the object; with `json_allowed`, an object or
-/// array is kept as its JSON text.
+/// The body as text; JSON (an object or array) is kept as its JSON text.
+fn read_body(value: Option<Value>) -> Result<Option<String>, EvidenceError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => BodyText::from_json(value)
+            .map(|body| Some(body.into_text()))
+            .map_err(|_| EvidenceError::WrongType {
+                field: "body",
+                expected: "a string, or a JSON object or array",
+            }),
+    }
+}
+
+/// A text field, moved out of the object.
 fn take_text(
     object: &mut Map<String, Value>,
     field: &'static str,
-    json_allowed: bool,
 ) -> Result<Option<String>, EvidenceError> {
     match object.remove(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text)),
-        Some(value @ (Value::Object(_) | Value::Array(_))) if json_allowed => {
-            Ok(Some(value.to_string()))
-        }
         Some(_) => Err(EvidenceError::WrongType {
             field,
             expected: "a string",
@@ -417,13 +388,13 @@ fn take_text(
     }
 }
 
+/// `observed_at`: an RFC 3339 time, as unix milliseconds.
 fn read_observed_at(object: &Map<String, Value>) -> Result<Option<i64>, EvidenceError> {
     match object.get("observed_at") {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => text
-            .parse::<Timestamp>()
-            .map(|at| Some(at.as_millis()))
-            .map_err(|_| EvidenceError::ObservedAt(text.clone())),
+        Some(Value::String(text)) => policy::rfc3339::read_millis(text)
+            .map(Some)
+            .ok_or_else(|| EvidenceError::ObservedAt(text.clone())),
         Some(_) => Err(EvidenceError::WrongType {
             field: "observed_at",
             expected: "an RFC 3339 string",

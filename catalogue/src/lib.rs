@@ -4,7 +4,10 @@
 //!
 //! Code map, one concern per module:
 //!
-//! - `evidence`: the input (SPEC 2.1), read leniently from JSON.
+//! - `evidence`: the input (SPEC 2.1), read leniently from JSON with the policy crate's
+//!   field readers, which the HTTP contract reads a `POST /api/classify` body with too.
+//!   The catalogue sits beneath the contract and knows nothing of it: the server turns a
+//!   checked request into [`Evidence`].
 //! - `family`: provider families and agent CLIs.
 //! - `wire`, `facts`: the JSON shapes errors come in, and the facts rules read from them
 //!   (SSE error events inside a 200 stream, nested JSON messages, OpenRouter's

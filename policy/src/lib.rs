@@ -7,6 +7,8 @@
 //!
 //! - `codes`: semantic codes and their classes (SPEC 2.2).
 //! - `classification`: the catalogue's verdict as the policy reads it.
+//! - `evidence`, `rfc3339`: the readers of evidence's fields (SPEC 2.1) and of
+//!   RFC 3339 times, shared by the API (and the browser) and the catalogue.
 //! - `document`: the version-2 policy document, its defaults and bounds (SPEC 3).
 //! - `path`, `errors`: field paths and the `{"field", "code", "message"}` error.
 //! - `validate`: version-2 documents from JSON, every error at once.
@@ -36,12 +38,14 @@ pub mod document;
 pub mod errors;
 pub mod escalation;
 pub mod evaluate;
+pub mod evidence;
 pub mod legacy;
 pub mod normalize;
 pub mod path;
 pub mod profile;
 pub mod provider;
 mod read;
+pub mod rfc3339;
 pub mod route;
 pub mod schedule;
 pub mod validate;

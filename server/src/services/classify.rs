@@ -1,6 +1,8 @@
 use api::read::Read;
-use api::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Timestamp};
-use catalogue::{CatalogueClassification, DropReason, Evidence};
+use api::{
+    Classification, DroppedHint, EvidenceRequest, HeaderValue, HintDropReason, Sent, Timestamp,
+};
+use catalogue::{CatalogueClassification, DropReason, Evidence, Transport};
 use policy::{ErrorCode, FieldError, FieldPath};
 
 use super::Services;
@@ -11,7 +13,7 @@ impl Services {
     /// `observed_at` means now.
     pub fn classify(&self, request: Read<EvidenceRequest>) -> Result<Classification, AppError> {
         let request = request.check(check_evidence)?;
-        let verdict = catalogue::classify(&Evidence::from(&request), self.clock.now().as_millis());
+        let verdict = catalogue::classify(&evidence(&request), self.clock.now().as_millis());
         Ok(classification(verdict))
     }
 }
@@ -34,6 +36,40 @@ pub fn check_evidence(request: &EvidenceRequest) -> Result<EvidenceRequest, Vec<
         ));
     }
     Err(errors)
+}
+
+/// The catalogue's evidence in a checked request: what the catalogue's own reader
+/// makes of the same JSON (the check refused what the readers could not read,
+/// and the readers are the policy crate's on both sides).
+pub fn evidence(request: &EvidenceRequest) -> Evidence {
+    let mut evidence = Evidence::new(&request.provider);
+    evidence.status = request
+        .status
+        .as_ref()
+        .and_then(Sent::value)
+        .and_then(|status| u16::try_from(status.get()).ok());
+    for (name, value) in request.headers.iter().flatten() {
+        if let Some(text) = value.value().and_then(HeaderValue::as_str) {
+            evidence.headers.insert(name, text);
+        }
+    }
+    evidence.body = request
+        .body
+        .as_ref()
+        .and_then(Sent::value)
+        .map(|body| body.as_str().to_owned());
+    evidence.output.clone_from(&request.output);
+    evidence.transport = request.transport.as_deref().map(Transport::from_name);
+    evidence.observed_at_ms = request
+        .observed_at
+        .as_ref()
+        .and_then(Sent::value)
+        .map(|at| at.as_millis());
+    evidence.time_zone = request
+        .time_zone
+        .as_deref()
+        .map(|name| name.trim().to_owned());
+    evidence
 }
 
 /// The catalogue's verdict as the API answers it.

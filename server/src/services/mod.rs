@@ -10,7 +10,7 @@ mod providers;
 mod tasks;
 mod views;
 
-pub use classify::{check_evidence, classification};
+pub use classify::{check_evidence, classification, evidence};
 pub use open_tasks::OpenTasks;
 pub use tasks::IDEMPOTENCY_KEY_MAX_CHARS;
 

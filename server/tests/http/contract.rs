@@ -177,7 +177,11 @@ fn the_api_reads_evidence_as_the_catalogue_does() {
             let request = Read::<EvidenceRequest>::from_json(evidence)
                 .check(EvidenceRequest::check)
                 .unwrap_or_else(|errors| panic!("{evidence}: {errors:?}"));
-            assert_eq!(catalogue::Evidence::from(&request), catalogue, "{evidence}");
+            assert_eq!(
+                server::services::evidence(&request),
+                catalogue,
+                "{evidence}"
+            );
             compared += 1;
         }
     }
@@ -220,7 +224,7 @@ fn the_api_and_the_catalogue_agree_on_edge_cases() {
         let catalogue = catalogue::Evidence::from_json_value(&case);
         let api = Read::<EvidenceRequest>::from_json(&case)
             .check(server::services::check_evidence)
-            .map(|request| catalogue::Evidence::from(&request));
+            .map(|request| server::services::evidence(&request));
         match (&catalogue, &api) {
             (Ok(from_catalogue), Ok(from_api)) => assert_eq!(from_api, from_catalogue, "{case}"),
             (Err(_), Err(_)) => {}
