@@ -115,4 +115,24 @@ mod tests {
             assert_eq!(super::bare_status(status), None, "{status}");
         }
     }
+
+    /// The catalogue depends on no workspace crate but the pure policy crate: what it
+    /// shares with the HTTP contract (the readers of evidence's fields) lives there.
+    #[test]
+    fn depends_on_no_crate_above_it() {
+        let manifest = include_str!("../Cargo.toml");
+        let mut in_dependencies = false;
+        let mut above = Vec::new();
+        for line in manifest.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_dependencies = line.trim_matches(['[', ']']).ends_with("dependencies");
+                continue;
+            }
+            let name = line.split(['=', ' ']).next().unwrap_or_default();
+            if in_dependencies && ["api", "providers", "app", "server", "end2end"].contains(&name) {
+                above.push(name);
+            }
+        }
+        assert_eq!(above, Vec::<&str>::new(), "catalogue/Cargo.toml");
+    }
 }
