@@ -8,8 +8,11 @@
 //!    through a recorder of the bench's own: each deadline to its firing being
 //!    durable), each retry's deadline to its attempt's start, and the process's
 //!    peak RSS.
-//! 2. Restart reconciliation with M routes (default 100,000) waiting in the
-//!    database: the time `Engine::start` takes.
+//! 2. Restart reconciliation with M routes (default 100,000) left in the
+//!    database by a server that stopped: waiting on SQLite, and interrupted
+//!    mid-call (running, their attempt unfinished) on SQLite and on PostgreSQL
+//!    (`SWITCHBACK_TEST_POSTGRES_URL`, else the local `test` database): the time
+//!    from opening the store to the engine's first scheduler pass.
 //!
 //! `cargo bench --workspace --bench engine --profile release -- [TASKS] [WAITING]
 //! [RATE]`: RATE tasks a second (0, the default: all at once, to saturation). CI
@@ -36,7 +39,7 @@ use server::clock::{Clock, SystemClock};
 use server::engine::{Engine, EngineSettings, ProviderCaller};
 use server::secrets::FixedSecrets;
 use server::services::Services;
-use server::store::{SqliteStore, Store};
+use server::store::{PostgresStore, SqliteStore, Store, default_replica};
 
 /// Calls per prompt so far: each task's prompt is its own.
 type Calls = Arc<Mutex<HashMap<String, u32>>>;
@@ -245,38 +248,100 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
     println!("load: peak RSS {:.0} MB", status_mb("self", "VmHWM:"));
 }
 
-async fn reconciliation(waiting: usize) {
-    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
-    let path = dir.path().join("waiting.db");
-    let (store, url) = open(&path).await;
-    store.close().await;
-    // Waiting routes written straight into the file (one transaction), an hour out.
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let now_ms = SystemClock.now().as_millis();
-    let mut tx = pool.begin().await.unwrap();
-    for index in 0..waiting {
-        let id = format!("t{index:07}");
-        sqlx::query("INSERT INTO tasks (id, profile_id, profile_name, created_at_ms) VALUES (?, 'p', 'bench', ?)")
-            .bind(&id).bind(now_ms).execute(&mut *tx).await.unwrap();
-        sqlx::query(
+/// What the routes left in the database were doing when their server stopped.
+#[derive(Clone, Copy, Debug)]
+enum Left {
+    /// In `retry_wait`, their deadline an hour out: the restart pass reads them
+    /// and leaves them armed.
+    Waiting,
+    /// `running`, their attempt started and never finished (a call in flight
+    /// when the process died): each is held `interrupted` and its attempt
+    /// finished as interrupted.
+    MidCall,
+}
+
+/// The rows of `count` routes left as `left` says, written by the database
+/// itself (one statement a table): task, candidate snapshot, turn, route and,
+/// mid-call, the unfinished attempt. `series` is the driver's row source of
+/// `i` from 0, `id` its expression for the task id.
+fn seed_statements(left: Left, series: &str, id: &str, now_ms: i64) -> Vec<String> {
+    let policy = serde_json::to_string(&policy::PolicyDocument::default()).unwrap();
+    let (state, deadline, generation) = match left {
+        Left::Waiting => ("retry_wait", format!("{}", now_ms + 3_600_000), 3),
+        Left::MidCall => ("running", "NULL".to_owned(), 2),
+    };
+    let mut statements = vec![
+        format!(
+            "INSERT INTO tasks (id, profile_id, profile_name, created_at_ms) \
+             SELECT {id}, 'p', 'bench', {now_ms} FROM {series}"
+        ),
+        format!(
             "INSERT INTO task_candidates (task_id, position, candidate_id, provider_id, model, enabled, max_tokens, escalation_json, policy_json) \
-             VALUES (?, 0, 'c', 'p', 'm', 1, 64, '{\"max_escalations\":1,\"ceiling_tokens\":32768}', ?)")
-            .bind(&id)
-            .bind(serde_json::to_string(&policy::PolicyDocument::default()).unwrap())
-            .execute(&mut *tx).await.unwrap();
-        sqlx::query(
+             SELECT {id}, 0, 'c', 'p', 'm', TRUE, 64, '{{\"max_escalations\":1,\"ceiling_tokens\":32768}}', '{policy}' FROM {series}"
+        ),
+        format!(
+            "INSERT INTO turns (task_id, number, prompt, created_at_ms) \
+             SELECT {id}, 1, 'hello', {now_ms} FROM {series}"
+        ),
+        format!(
             "INSERT INTO routes (task_id, state, generation, candidate_index, deadline_ms, retry_ordinal, new_episode, episode_json, turn, updated_at_ms) \
-             VALUES (?, 'retry_wait', 3, 0, ?, 1, 0, '{\"retries\":{\"transient\":1,\"hard\":0},\"waited_for_reset\":false}', 1, ?)")
-            .bind(&id).bind(now_ms + 3_600_000).bind(now_ms)
-            .execute(&mut *tx).await.unwrap();
+             SELECT {id}, '{state}', {generation}, 0, {deadline}, 1, FALSE, '{{\"retries\":{{\"transient\":1,\"hard\":0}},\"waited_for_reset\":false}}', 1, {now_ms} FROM {series}"
+        ),
+    ];
+    if let Left::MidCall = left {
+        statements.push(format!(
+            "INSERT INTO attempts (id, task_id, seq, turn, generation, candidate_index, candidate_id, provider_id, model, max_tokens, started_at_ms) \
+             SELECT 'a' || {id}, {id}, 1, 1, {generation}, 0, 'c', 'p', 'm', 64, {now_ms} FROM {series}"
+        ));
     }
-    tx.commit().await.unwrap();
-    pool.close().await;
+    statements
+}
+
+/// The time from opening the store to the engine's first scheduler pass done,
+/// with `count` routes left as `left` says: what a restarted server takes
+/// before every route is where it should be. Checks that each route ended
+/// where the restart pass puts it.
+async fn reconciliation(driver: Driver, left: Left, count: usize) {
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let now_ms = SystemClock.now().as_millis();
+    let opened = driver.open(dir.path()).await;
+    opened.store.close().await;
+    let (series, id) = match driver {
+        Driver::Sqlite => (
+            format!(
+                "(WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {count}) SELECT i FROM n)"
+            ),
+            "printf('t%07d', i)",
+        ),
+        Driver::Postgres => (
+            format!("generate_series(0, {count} - 1) AS n(i)"),
+            "'t' || lpad(i::text, 7, '0')",
+        ),
+    };
+    let seeding = Instant::now();
+    let statements = seed_statements(left, &series, id, now_ms);
+    match driver {
+        Driver::Sqlite => {
+            seed(
+                sqlx::SqlitePool::connect(&opened.url).await.unwrap(),
+                statements,
+            )
+            .await
+        }
+        Driver::Postgres => {
+            seed(
+                sqlx::PgPool::connect(&opened.url).await.unwrap(),
+                statements,
+            )
+            .await
+        }
+    }
+    let seeded = seeding.elapsed();
 
     let started = Instant::now();
-    let (store, _) = open(&path).await;
+    let opened = driver.reopen(&opened).await;
     let engine = Engine::new(
-        store.clone(),
+        opened.store.clone(),
         Arc::new(SystemClock),
         Arc::new(ProviderCaller::new()),
         EngineSettings::default(),
@@ -284,11 +349,101 @@ async fn reconciliation(waiting: usize) {
     engine.start().await.unwrap();
     let fired = engine.fire_due().await.unwrap();
     let elapsed = started.elapsed();
-    let counts = store.count_routes().await.unwrap();
-    println!(
-        "restart: {waiting} waiting routes reconciled (store opened, restart pass, first scheduler pass: {fired} due) in {:.0} ms; routes by state {counts:?}",
-        elapsed.as_secs_f64() * 1_000.0
+    let counts: HashMap<RouteState, i64> = opened
+        .store
+        .count_routes()
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    let expected = match left {
+        Left::Waiting => RouteState::RetryWait,
+        Left::MidCall => RouteState::Held,
+    };
+    assert_eq!(
+        counts.get(&expected).copied(),
+        Some(count as i64),
+        "every route {expected:?} after the restart pass: {counts:?}"
     );
+    println!(
+        "restart on {driver:?}: {count} routes left {left:?} reconciled (store opened, restart pass, first scheduler pass: {fired} due) in {:.0} ms (seeded in {:.0} ms); routes by state {counts:?}",
+        elapsed.as_secs_f64() * 1_000.0,
+        seeded.as_secs_f64() * 1_000.0,
+    );
+    engine.shut_down();
+    engine.stopped().await;
+    opened.store.close().await;
+}
+
+/// Runs `statements` in one transaction on `pool`, then closes it.
+async fn seed<DB: sqlx::Database>(pool: sqlx::Pool<DB>, statements: Vec<String>)
+where
+    for<'c> &'c mut <DB as sqlx::Database>::Connection: sqlx::Executor<'c, Database = DB>,
+    for<'q> <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
+{
+    let mut tx = pool.begin().await.unwrap();
+    for statement in statements {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    pool.close().await;
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Driver {
+    Sqlite,
+    Postgres,
+}
+
+/// A store as the server opens it, and the URL it was opened on.
+struct Opened {
+    store: Arc<dyn Store>,
+    url: String,
+}
+
+impl Driver {
+    /// A new, empty database of this driver's (a file in `dir`, or a schema of
+    /// its own in the test PostgreSQL), migrated.
+    async fn open(self, dir: &std::path::Path) -> Opened {
+        match self {
+            Driver::Sqlite => {
+                let (store, url) = open(&dir.join("restart.db")).await;
+                Opened { store, url }
+            }
+            Driver::Postgres => {
+                let (_schema, url) = testkit::postgres::schema("switchback_bench_restart")
+                    .await
+                    .unwrap();
+                let store = PostgresStore::open(&url, &default_replica(&url))
+                    .await
+                    .unwrap();
+                Opened {
+                    store: Arc::new(store),
+                    url,
+                }
+            }
+        }
+    }
+
+    /// The same database opened again, as a restarted server opens it (on
+    /// PostgreSQL, under the name a server without `--replica` takes).
+    async fn reopen(self, opened: &Opened) -> Opened {
+        let store: Arc<dyn Store> = match self {
+            Driver::Sqlite => Arc::new(SqliteStore::open(&opened.url).await.unwrap()),
+            Driver::Postgres => Arc::new(
+                PostgresStore::open(&opened.url, &default_replica(&opened.url))
+                    .await
+                    .unwrap(),
+            ),
+        };
+        Opened {
+            store,
+            url: opened.url.clone(),
+        }
+    }
 }
 
 fn main() {
@@ -307,6 +462,8 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         load(tasks, rate, &recorded).await;
-        reconciliation(waiting).await;
+        reconciliation(Driver::Sqlite, Left::Waiting, waiting).await;
+        reconciliation(Driver::Sqlite, Left::MidCall, waiting).await;
+        reconciliation(Driver::Postgres, Left::MidCall, waiting).await;
     });
 }

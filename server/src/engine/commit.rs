@@ -62,26 +62,36 @@ struct AfterEffects {
     fired_deadline_ms: Option<i64>,
 }
 
+/// A transition decided and ready to commit.
+struct Prepared {
+    /// The generation it was computed from.
+    from: i64,
+    /// The route after it.
+    next: RouteRecord,
+    commit: RouteCommit,
+    after_effects: AfterEffects,
+}
+
 impl Engine {
-    /// Make one transition: the machine decides, the store commits it fenced by the
-    /// route's generation, and only then are its effects carried out. Stale: the
-    /// route moved on, and nothing was written.
-    pub(super) async fn apply(
+    /// Decide a transition and make its commit: the machine decides the new route,
+    /// and the commit carries it with what changes beside it, its event, and (unless
+    /// it is read back, which carries them out itself) its effects as the
+    /// after-commit step.
+    fn decide(
         &self,
-        task: &Arc<Task>,
+        task: &Task,
         record: &RouteRecord,
-        event: RouteEvent,
+        event: &RouteEvent,
         changes: Changes,
-    ) -> Result<Applied, EngineError> {
+    ) -> Result<Prepared, EngineError> {
         let context = RouteContext {
             next_candidate: task.next_enabled_after(record.route.candidate),
         };
-        let decided = transition(&record.route, &event, &context).map_err(|refused| {
-            EngineError::Refused {
+        let decided =
+            transition(&record.route, event, &context).map_err(|refused| EngineError::Refused {
                 state: refused.state,
                 event: refused.event,
-            }
-        })?;
+            })?;
         let now = self.now();
         let next = RouteRecord {
             task_id: record.task_id.clone(),
@@ -92,7 +102,6 @@ impl Engine {
             .unwrap_or_else(|_| unreachable!("views serialize"))
             .into();
         let from = record.route.generation;
-        let read_back = changes.read_back;
         let after_effects = AfterEffects {
             task_id: task.id.clone(),
             from,
@@ -112,7 +121,7 @@ impl Engine {
         // before the effects can move the route on.
         let after = {
             let engine = self.clone();
-            let now = (!read_back).then(|| after_effects.clone());
+            let now = (!changes.read_back).then(|| after_effects.clone());
             AfterCommit::new(move |_| {
                 if let Some(effects) = &now {
                     engine.carry_out(effects);
@@ -138,6 +147,31 @@ impl Engine {
             after,
             event_json,
         };
+        Ok(Prepared {
+            from,
+            next,
+            commit,
+            after_effects,
+        })
+    }
+
+    /// Make one transition: the machine decides, the store commits it fenced by the
+    /// route's generation, and only then are its effects carried out. Stale: the
+    /// route moved on, and nothing was written.
+    pub(super) async fn apply(
+        &self,
+        task: &Arc<Task>,
+        record: &RouteRecord,
+        event: RouteEvent,
+        changes: Changes,
+    ) -> Result<Applied, EngineError> {
+        let read_back = changes.read_back;
+        let Prepared {
+            from,
+            next,
+            commit,
+            after_effects,
+        } = self.decide(task, record, &event, changes)?;
         let engine = self.clone();
         let task_id = task.id.clone();
         let committed = tokio::spawn(async move {
@@ -164,6 +198,33 @@ impl Engine {
             }
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// Make many transitions at once (a pass over routes no process is moving),
+    /// each decided and fenced as [`Engine::apply`] makes one, in as few commits as
+    /// the store can. Answers how many were written: a route that moved on since it
+    /// was read is left alone. A refusal refuses the whole batch, before anything is
+    /// written.
+    pub(super) async fn apply_all(
+        &self,
+        batch: Vec<(&Task, &RouteRecord, RouteEvent, Changes)>,
+    ) -> Result<usize, EngineError> {
+        let commits = batch
+            .into_iter()
+            .map(|(task, record, event, changes)| {
+                self.decide(task, record, &event, changes)
+                    .map(|prepared| (prepared.from, prepared.commit))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if commits.is_empty() {
+            return Ok(0);
+        }
+        let store = self.inner.store.clone();
+        // On its own, like every commit: effects never depend on the caller staying.
+        let written = tokio::spawn(async move { store.commit_all(commits).await })
+            .await
+            .unwrap_or_else(|_| Err(StoreError::Write("a commit panicked".to_owned())))?;
+        Ok(written.iter().filter(|event_id| event_id.is_some()).count())
     }
 
     /// A committed transition's effects, in the machine's order (publication is

@@ -1,18 +1,20 @@
 //! The restart pass (SPEC 5): what a previous run (or a replica that went away)
-//! left is taken up once: routes with nothing sent are dispatched, a route whose
-//! attempt was started and never finished is held as interrupted, passed deadlines
-//! fire from the scheduler's first pass and future ones stay armed (they are in the
-//! database).
+//! left is taken up once, a batch of routes at a time: routes with nothing sent
+//! are dispatched, and routes whose attempt was started and never finished are
+//! held as interrupted, their attempts finished as interrupted, in one commit a
+//! batch (two reads and one write for a batch, not a read and a transaction a
+//! route; a batch's commit runs while the next batch is read). Passed deadlines fire from the scheduler's first pass, and future ones
+//! stay armed (they are in the database).
 
-use api::TaskId;
-use futures_util::StreamExt;
+use std::collections::HashMap;
+
+use api::{AttemptId, TaskId};
 use policy::route::{OnRestart, RouteEvent, RouteState, on_restart};
 
 use super::commit::Changes;
-use super::scheduler::{BATCH, FIRING};
 use super::wake::Lane;
 use super::{Engine, EngineError};
-use crate::domain::{AttemptOutcome, RouteRecord};
+use crate::domain::{AttemptEnd, AttemptOutcome, RouteRecord, Task};
 use crate::store::StoreError;
 
 /// The states of a route some process must move: queued or retrying (to be
@@ -23,91 +25,160 @@ pub(super) const UNMOVED: [RouteState; 3] = [
     RouteState::Running,
 ];
 
+/// Routes read, and taken up, at a time.
+pub(super) const TAKE_UP_BATCH: u32 = 2_048;
+
+/// A page of routes taken up, read and not yet committed: how many were
+/// dispatched, and the running ones to hold, each with its task and its
+/// unfinished attempt.
+struct Holds {
+    dispatched: usize,
+    running: Vec<(Task, RouteRecord, Option<AttemptId>)>,
+}
+
 impl Engine {
     /// SPEC 5, restart: `queued` and `retrying` routes (no attempt started) are
     /// dispatched; a `running` route's attempt was started and never finished, so it
     /// is ambiguous: the route is held (`interrupted`) and the attempt finished as
-    /// interrupted, in one commit. Passed deadlines fire from the scheduler's first
-    /// pass; future ones are already armed (they are in the database). Probe claims
-    /// are released: no attempt survives a restart. Answers how many routes it
-    /// touched.
+    /// interrupted, in one commit. Probe claims are released: no attempt survives a
+    /// restart. A page's holds are committed while the next page is read. Answers
+    /// how many routes it dispatched or held.
     pub(super) async fn reconcile(&self) -> Result<usize, StoreError> {
         self.inner.store.release_probes().await?;
         let mut touched = 0;
         let mut after: Option<TaskId> = None;
+        let mut committing: Option<tokio::task::JoinHandle<Result<usize, StoreError>>> = None;
         loop {
             let routes = self
                 .inner
                 .store
-                .routes_in(&UNMOVED, BATCH, after.clone())
+                .routes_in(&UNMOVED, TAKE_UP_BATCH, after.clone())
                 .await?;
             let Some(last) = routes.last() else {
                 break;
             };
             after = Some(last.task_id.clone());
-            // Many at once: their commits share the writer's batches (SQLite) or
-            // the pool's connections (PostgreSQL), rather than one round trip,
-            // and one fsync, after another.
-            let mut reconciling = futures_util::stream::iter(&routes)
-                .map(|record| async move { (&record.task_id, self.reconcile_route(record).await) })
-                .buffer_unordered(FIRING);
-            // Every one runs to its end, and every failure is told; the first
-            // is the answer.
-            let mut failed = None;
-            while let Some((task_id, outcome)) = reconciling.next().await {
-                match outcome {
-                    Ok(()) => touched += 1,
-                    Err(error) => {
-                        tracing::warn!(task_id = %task_id, error = %crate::error::chain(&error), "reconciling a route after the restart failed");
-                        failed.get_or_insert(error);
-                    }
-                }
+            let holds = self.read_holds(&routes).await?;
+            if let Some(previous) = committing.take() {
+                touched += joined(previous.await)?;
             }
-            if let Some(error) = failed {
-                return Err(error);
-            }
+            touched += holds.dispatched;
+            let engine = self.clone();
+            committing = Some(tokio::spawn(
+                async move { engine.hold(holds.running).await },
+            ));
+        }
+        if let Some(previous) = committing {
+            touched += joined(previous.await)?;
         }
         tracing::info!(routes = touched, "restart reconciliation done");
         Ok(touched)
     }
 
-    /// A route that no process is moving (a restart's, or a replica's that went
-    /// away): dispatched if nothing was sent, held as interrupted if its attempt
-    /// was started and never finished.
-    pub(super) async fn reconcile_route(&self, record: &RouteRecord) -> Result<(), StoreError> {
-        let now = self.now();
-        match on_restart(&record.route, now.as_millis()) {
-            OnRestart::Enqueue => {
-                self.enqueue(record.task_id.clone(), Lane::of(record.route.state));
-            }
-            OnRestart::Interrupt => {
-                let detail = self.inner.store.get_task(&record.task_id).await?;
-                // Moved on since it was read (another replica took it, or its
-                // owner was alive after all): not this pass's to interrupt.
-                if detail.route.route.generation != record.route.generation {
-                    return Ok(());
-                }
-                let dangling = detail.end_unfinished(AttemptOutcome::Interrupted, now);
-                let task = std::sync::Arc::new(detail.task);
-                match self
-                    .apply(
-                        &task,
-                        &detail.route,
-                        RouteEvent::Interrupted,
-                        Changes {
-                            finish_attempt: dangling,
-                            ..Changes::default()
-                        },
-                    )
-                    .await
-                {
-                    // Moved on meanwhile: not this pass's either.
-                    Ok(_) | Err(EngineError::Stale { .. }) => {}
-                    Err(error) => return Err(error.into_store_error()),
-                }
-            }
-            OnRestart::Fire | OnRestart::Rearm | OnRestart::Nothing => {}
-        }
-        Ok(())
+    /// Routes that no process is moving (a restart's, or a replica's that went
+    /// away): dispatched if nothing was sent, held as interrupted if their attempt
+    /// was started and never finished. A route that moved on since it was read
+    /// (another replica took it, or its owner was alive after all) is left alone:
+    /// the hold is fenced by the generation it was read at. Answers how many it
+    /// dispatched or held.
+    pub(super) async fn take_up(&self, routes: &[RouteRecord]) -> Result<usize, StoreError> {
+        let holds = self.read_holds(routes).await?;
+        Ok(holds.dispatched + self.hold(holds.running).await?)
     }
+
+    /// The first half of taking routes up: those with nothing sent are
+    /// dispatched now; for the running ones, their tasks and unfinished
+    /// attempts are read (two reads for the page).
+    async fn read_holds(&self, routes: &[RouteRecord]) -> Result<Holds, StoreError> {
+        let now = self.now();
+        let mut dispatched = 0;
+        let mut running = Vec::new();
+        for record in routes {
+            match on_restart(&record.route, now.as_millis()) {
+                OnRestart::Enqueue => {
+                    self.enqueue(record.task_id.clone(), Lane::of(record.route.state));
+                    dispatched += 1;
+                }
+                OnRestart::Interrupt => running.push(record),
+                OnRestart::Fire | OnRestart::Rearm | OnRestart::Nothing => {}
+            }
+        }
+        if running.is_empty() {
+            return Ok(Holds {
+                dispatched,
+                running: Vec::new(),
+            });
+        }
+        let ids: Vec<TaskId> = running
+            .iter()
+            .map(|record| record.task_id.clone())
+            .collect();
+        let mut tasks: HashMap<TaskId, Task> = self
+            .inner
+            .store
+            .get_snapshots(&ids)
+            .await?
+            .into_iter()
+            .map(|task| (task.id.clone(), task))
+            .collect();
+        let mut unfinished: HashMap<TaskId, AttemptId> = self
+            .inner
+            .store
+            .unfinished_attempts(&ids)
+            .await?
+            .into_iter()
+            .collect();
+        let running = running
+            .into_iter()
+            .filter_map(|record| {
+                let task = tasks.remove(&record.task_id)?;
+                let attempt = unfinished.remove(&record.task_id);
+                Some((task, record.clone(), attempt))
+            })
+            .collect();
+        Ok(Holds {
+            dispatched,
+            running,
+        })
+    }
+
+    /// The second half: each running route held as interrupted and its attempt
+    /// finished as interrupted, every hold in one commit, each fenced on its own.
+    /// Answers how many were held.
+    async fn hold(
+        &self,
+        running: Vec<(Task, RouteRecord, Option<AttemptId>)>,
+    ) -> Result<usize, StoreError> {
+        if running.is_empty() {
+            return Ok(0);
+        }
+        let now = self.now();
+        let batch = running
+            .iter()
+            .map(|(task, record, attempt)| {
+                let finish_attempt = attempt
+                    .clone()
+                    .map(|attempt| (attempt, AttemptEnd::bare(AttemptOutcome::Interrupted, now)));
+                (
+                    task,
+                    record,
+                    RouteEvent::Interrupted,
+                    Changes {
+                        finish_attempt,
+                        ..Changes::default()
+                    },
+                )
+            })
+            .collect();
+        self.apply_all(batch)
+            .await
+            .map_err(EngineError::into_store_error)
+    }
+}
+
+/// A spawned commit's answer; one that panicked is a failed write.
+fn joined(
+    answer: Result<Result<usize, StoreError>, tokio::task::JoinError>,
+) -> Result<usize, StoreError> {
+    answer.unwrap_or_else(|_| Err(StoreError::Write("a restart commit panicked".to_owned())))
 }

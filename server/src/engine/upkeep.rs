@@ -1,11 +1,8 @@
 //! Upkeep: the route event log kept bounded, and, on a database other replicas
 //! share, what they did or left looked at now and then.
 
-use futures_util::StreamExt;
-
 use super::Engine;
-use super::restart::UNMOVED;
-use super::scheduler::{BATCH, FIRING};
+use super::restart::{TAKE_UP_BATCH, UNMOVED};
 
 /// How often a replica looks at what the others did or left.
 const UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
@@ -40,22 +37,21 @@ impl Engine {
             if self.is_stopping() {
                 return;
             }
-            match self.inner.store.adopt_orphans(&UNMOVED, BATCH).await {
+            match self
+                .inner
+                .store
+                .adopt_orphans(&UNMOVED, TAKE_UP_BATCH)
+                .await
+            {
+                Ok(orphans) if orphans.is_empty() => {}
                 Ok(orphans) => {
-                    if !orphans.is_empty() {
-                        tracing::info!(
-                            routes = orphans.len(),
-                            "routes of a replica that went away taken over"
-                        );
+                    tracing::info!(
+                        routes = orphans.len(),
+                        "routes of a replica that went away taken over"
+                    );
+                    if let Err(error) = self.take_up(&orphans).await {
+                        tracing::warn!(error = %crate::error::chain(&error), "taking over routes failed; this replica takes them up when it restarts");
                     }
-                    let engine = &self;
-                    futures_util::stream::iter(&orphans)
-                        .for_each_concurrent(FIRING, |record| async move {
-                            if let Err(error) = engine.reconcile_route(record).await {
-                                tracing::warn!(task_id = %record.task_id, error = %crate::error::chain(&error), "taking over a route failed");
-                            }
-                        })
-                        .await;
                 }
                 Err(error) => {
                     tracing::warn!(error = %crate::error::chain(&error), "looking for routes of replicas that went away failed")

@@ -1,6 +1,7 @@
 //! The durable store: one trait per aggregate (providers, profiles, and tasks
-//! with their routes), one driver per database (SQLite now,
-//! PostgreSQL for replicas later), one conformance suite run against each.
+//! with their routes, and the batches the restart pass reads and writes), one
+//! driver per database (SQLite, the default; PostgreSQL, for several replicas),
+//! one conformance suite run against each.
 //!
 //! Every store method writes in one transaction (a commit found stale, or a
 //! repeated idempotency key, is read back after it). Every write that depends on a read
@@ -25,7 +26,7 @@ use crate::domain::{
     ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 
-pub use postgres::{PostgresStore, test_schema, test_url, without_password};
+pub use postgres::{PostgresStore, default_replica, without_password};
 pub use sqlite::SqliteStore;
 
 /// Open the store a database URL names: `sqlite://PATH` (one server process) or
@@ -98,6 +99,16 @@ pub enum StoreError {
         url: String,
         /// Why.
         source: sqlx::Error,
+    },
+    /// Another server that is still running holds this replica name on the
+    /// database: two servers under one name would each take the other's routes
+    /// for its own.
+    #[error(
+        "another running server is the replica {replica:?} on this database: give each server its own --replica NAME (or SWITCHBACK_REPLICA)"
+    )]
+    ReplicaTaken {
+        /// The name asked for.
+        replica: String,
     },
     /// The database could not be opened.
     #[error("cannot open database {url:?}")]
@@ -320,9 +331,39 @@ pub trait TaskStore: Send + Sync {
     async fn prune_events(&self, keep: i64) -> Result<(), StoreError>;
 }
 
+/// What a pass over many routes at once reads and writes (the restart pass, a
+/// replica taking over another's routes): a batch at a time, not a read and a
+/// transaction per route.
+#[async_trait]
+pub trait BatchStore: Send + Sync {
+    /// The snapshots of these tasks (the ones that exist), in no particular order.
+    async fn get_snapshots(&self, ids: &[TaskId]) -> Result<Vec<Task>, StoreError>;
+
+    /// The unfinished attempt of each of these tasks that has one.
+    async fn unfinished_attempts(
+        &self,
+        ids: &[TaskId],
+    ) -> Result<Vec<(TaskId, AttemptId)>, StoreError>;
+
+    /// Write many transitions at once, each as [`TaskStore::commit`] writes one:
+    /// fenced by its own expected generation (one that finds its route at another
+    /// generation writes nothing and is answered `None`), its `after` run once it
+    /// is durable, its event published. In as few transactions and round trips as
+    /// the driver can: transitions that write a route, an attempt's end and an
+    /// event (a hold, a stop, a skip); one that starts an attempt, answers or asks
+    /// a turn, changes a circuit or fires a deadline is written as `commit` writes
+    /// it.
+    async fn commit_all(
+        &self,
+        commits: Vec<(i64, RouteCommit)>,
+    ) -> Result<Vec<Option<i64>>, StoreError>;
+}
+
 /// The whole store: every aggregate, and the database itself.
 #[async_trait]
-pub trait Store: ProviderStore + ProfileStore + TaskStore + Send + Sync + 'static {
+pub trait Store:
+    ProviderStore + ProfileStore + TaskStore + BatchStore + Send + Sync + 'static
+{
     /// The latest applied migration: proves the database answers.
     async fn schema_version(&self) -> Result<i64, StoreError>;
 

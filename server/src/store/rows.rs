@@ -7,7 +7,7 @@ use api::{
     refusals,
 };
 use policy::route::{Route, RouteCause};
-use policy::{Decision, Episode};
+use policy::{Decision, Episode, EscalationSettings, PolicyDocument};
 use providers::{SimulatedStep, Timeouts};
 use sqlx::FromRow;
 
@@ -91,6 +91,13 @@ pub(super) fn to_u32(what: &'static str, value: i64) -> Result<u32, StoreError> 
     })
 }
 
+/// The first `limit` routes by task id of pages read a state at a time.
+pub(super) fn first_by_task(mut page: Vec<RouteRecord>, limit: u32) -> Vec<RouteRecord> {
+    page.sort_unstable_by(|a, b| a.task_id.as_str().cmp(b.task_id.as_str()));
+    page.truncate(limit as usize);
+    page
+}
+
 pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| unreachable!("domain values serialize"))
 }
@@ -114,17 +121,48 @@ pub(super) struct TaskCandidateRow {
     pub(super) policy_json: String,
 }
 
+/// The candidates' documents already read, by their JSON: the tasks of one
+/// profile share their candidates' policies and escalations, so a batch of
+/// snapshots reads each text once.
+#[derive(Default)]
+pub(super) struct ReadDocuments {
+    policies: std::collections::HashMap<String, PolicyDocument>,
+    escalations: std::collections::HashMap<String, EscalationSettings>,
+}
+
+/// `text` read as a `T`, or the copy read before.
+fn read_once<T: Copy + serde::de::DeserializeOwned>(
+    read: &mut std::collections::HashMap<String, T>,
+    text: String,
+    what: &'static str,
+) -> Result<T, StoreError> {
+    if let Some(value) = read.get(&text) {
+        return Ok(*value);
+    }
+    let value: T = serde_json::from_str(&text).map_err(corrupt(what))?;
+    read.insert(text, value);
+    Ok(value)
+}
+
 impl TaskCandidateRow {
     pub(super) fn into_domain(self) -> Result<Candidate, StoreError> {
+        self.into_domain_sharing(&mut ReadDocuments::default())
+    }
+
+    /// [`TaskCandidateRow::into_domain`], reading each document's text once
+    /// across the rows `read` has seen.
+    pub(super) fn into_domain_sharing(
+        self,
+        read: &mut ReadDocuments,
+    ) -> Result<Candidate, StoreError> {
         Ok(Candidate {
             id: CandidateId::new(self.candidate_id),
             provider_id: ProviderId::new(self.provider_id),
             model: self.model,
             enabled: self.enabled,
             max_tokens: to_u32("max_tokens", self.max_tokens)?,
-            escalation: serde_json::from_str(&self.escalation_json)
-                .map_err(corrupt("escalation"))?,
-            policy: serde_json::from_str(&self.policy_json).map_err(corrupt("policy"))?,
+            escalation: read_once(&mut read.escalations, self.escalation_json, "escalation")?,
+            policy: read_once(&mut read.policies, self.policy_json, "policy")?,
         })
     }
 }
@@ -476,6 +514,31 @@ impl CircuitRow {
             probe_task_id: self.probe_task_id.map(TaskId::new),
         })
     }
+}
+
+/// Tasks read together, each with its candidates' rows (by task id): each
+/// document's text read once for all of them.
+pub(super) fn tasks_from_rows(
+    tasks: Vec<TaskRow>,
+    mut candidates: std::collections::HashMap<String, Vec<TaskCandidateRow>>,
+) -> Result<Vec<Task>, StoreError> {
+    let mut read = ReadDocuments::default();
+    tasks
+        .into_iter()
+        .map(|row| {
+            let rows = candidates.remove(&row.id).unwrap_or_default();
+            Ok(Task {
+                id: TaskId::new(row.id),
+                profile_id: ProfileId::new(row.profile_id),
+                profile_name: row.profile_name,
+                candidates: rows
+                    .into_iter()
+                    .map(|candidate| candidate.into_domain_sharing(&mut read))
+                    .collect::<Result<_, _>>()?,
+                created_at: Timestamp::from_millis(row.created_at_ms),
+            })
+        })
+        .collect()
 }
 
 pub(super) fn task_from_rows(

@@ -2,6 +2,7 @@
 //! database, one module per aggregate. Each function sets up what it needs
 //! with fresh names.
 
+mod batch;
 mod profiles;
 mod providers;
 mod tasks;
@@ -25,6 +26,7 @@ pub async fn run_all(store: &dyn Store) {
     profiles::profiles(store).await;
     tasks::tasks(store).await;
     tasks::firings(store).await;
+    batch::batches(store).await;
 }
 
 fn at(millis: i64) -> Timestamp {

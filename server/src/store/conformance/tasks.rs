@@ -13,7 +13,7 @@ use crate::domain::{
 };
 use crate::store::{Store, StoreError};
 
-fn route(task_id: &TaskId, state: RouteState, generation: i64) -> RouteRecord {
+pub(super) fn route(task_id: &TaskId, state: RouteState, generation: i64) -> RouteRecord {
     RouteRecord {
         task_id: task_id.clone(),
         route: Route {
@@ -25,7 +25,7 @@ fn route(task_id: &TaskId, state: RouteState, generation: i64) -> RouteRecord {
     }
 }
 
-fn commit(record: RouteRecord) -> RouteCommit {
+pub(super) fn commit(record: RouteRecord) -> RouteCommit {
     RouteCommit {
         event_json: format!(r#"{{"generation": {}}}"#, record.route.generation).into(),
         after: AfterCommit::default(),
@@ -40,7 +40,7 @@ fn commit(record: RouteRecord) -> RouteCommit {
 }
 
 /// An attempt `id` of `task`'s first candidate, started at generation 1.
-fn attempt(task: &Task, id: &str) -> Attempt {
+pub(super) fn attempt(task: &Task, id: &str) -> Attempt {
     Attempt {
         id: AttemptId::new(id),
         task_id: task.id.clone(),
@@ -61,7 +61,11 @@ fn attempt(task: &Task, id: &str) -> Attempt {
 }
 
 /// A profile `name` on its own provider, and a task on it.
-async fn task(store: &dyn Store, name: &str, key: Option<&str>) -> (ProfileId, Task, bool) {
+pub(super) async fn task(
+    store: &dyn Store,
+    name: &str,
+    key: Option<&str>,
+) -> (ProfileId, Task, bool) {
     let provider = store
         .create_provider(provider_write(
             &format!("{name}-p"),

@@ -21,8 +21,8 @@ use crate::domain::{
     StoredEvent, Task, TaskDetail, TaskListing, TaskWrite, Turn,
 };
 use crate::store::rows::{
-    AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow, not_found,
-    parse_enum, route_columns, task_from_rows, to_json,
+    AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
+    first_by_task, not_found, parse_enum, route_columns, task_from_rows, to_json,
 };
 use crate::store::{StoreError, TaskStore};
 
@@ -352,7 +352,7 @@ impl PostgresStore {
     /// and circuit changes, and its event, as one statement (data-modifying
     /// common table expressions, each gated on the fenced UPDATE having matched):
     /// atomic without a transaction, and one round trip.
-    async fn write_commit(
+    pub(super) async fn write_commit(
         &self,
         expected: i64,
         commit: &RouteCommit,
@@ -859,24 +859,30 @@ impl TaskStore for PostgresStore {
         limit: u32,
         after: Option<TaskId>,
     ) -> Result<Vec<RouteRecord>, StoreError> {
-        let names: Vec<&str> = states.iter().map(|state| state.as_str()).collect();
-        // Not another live replica's: its calls are in flight, its queue its own.
-        let rows: Vec<RouteRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            route_columns!(),
-            " FROM routes WHERE state = ANY($1) AND ($2::text IS NULL OR task_id > $2) \
-             AND ",
-            fired_here!("$4", "$5"),
-            " ORDER BY task_id LIMIT $3"
-        ))
-        .bind(names)
-        .bind(after.as_ref().map(TaskId::as_str))
-        .bind(i64::from(limit))
-        .bind(self.replica.as_ref())
-        .bind(LAPSE_MS)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter().map(RouteRow::into_domain).collect()
+        // A page of each state from the index by (state, task id), merged. Not
+        // another live replica's: its calls are in flight, its queue its own.
+        let after = after.as_ref().map_or("", TaskId::as_str);
+        let mut page = Vec::new();
+        for state in states {
+            let rows: Vec<RouteRow> = sqlx::query_as(concat!(
+                "SELECT ",
+                route_columns!(),
+                " FROM routes WHERE state = $1 AND task_id > $2 AND ",
+                fired_here!("$4", "$5"),
+                " ORDER BY task_id LIMIT $3"
+            ))
+            .bind(state.as_str())
+            .bind(after)
+            .bind(i64::from(limit))
+            .bind(self.replica.as_ref())
+            .bind(LAPSE_MS)
+            .fetch_all(&self.pool)
+            .await?;
+            for row in rows {
+                page.push(row.into_domain()?);
+            }
+        }
+        Ok(first_by_task(page, limit))
     }
 
     fn is_shared(&self) -> bool {

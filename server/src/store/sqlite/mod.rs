@@ -6,6 +6,7 @@
 //! fence in each UPDATE makes a stale write fail rather than win. Reads of
 //! more than one table run in one transaction too, so they see one state.
 
+mod batch;
 mod profiles;
 mod providers;
 mod reader;

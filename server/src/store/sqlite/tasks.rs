@@ -24,8 +24,8 @@ use crate::domain::{
     TaskDetail, TaskListing, TaskWrite, Turn,
 };
 use crate::store::rows::{
-    AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow, not_found,
-    parse_enum, route_columns, task_from_rows,
+    AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
+    first_by_task, not_found, parse_enum, route_columns, task_from_rows,
 };
 use crate::store::{StoreError, TaskStore};
 
@@ -373,26 +373,25 @@ impl TaskStore for SqliteStore {
         limit: u32,
         after: Option<TaskId>,
     ) -> Result<Vec<RouteRecord>, StoreError> {
-        let mut query = QueryBuilder::<Sqlite>::new(concat!(
-            "SELECT ",
-            route_columns!(),
-            " FROM routes WHERE state IN ("
-        ));
-        let mut names = query.separated(", ");
-        for state in states {
-            names.push_bind(state.as_str());
-        }
-        query.push(")");
-        if let Some(after) = after {
-            query
-                .push(" AND task_id > ")
-                .push_bind(after.as_str().to_owned());
-        }
-        query
-            .push(" ORDER BY task_id LIMIT ")
-            .push_bind(i64::from(limit));
-        let rows: Vec<RouteRow> = query.build_query_as().fetch_all(&self.pool).await?;
-        rows.into_iter().map(RouteRow::into_domain).collect()
+        // A page of each state from the index by (state, task id), merged.
+        let after = after.as_ref().map_or("", TaskId::as_str);
+        self.readers.read(|connection| {
+            let mut statement = connection.prepare_cached(concat!(
+                "SELECT ",
+                route_columns!(),
+                " FROM routes WHERE state = ? AND task_id > ? ORDER BY task_id LIMIT ?"
+            ))?;
+            let mut page = Vec::new();
+            for state in states {
+                for row in statement.query_map(
+                    params![state.as_str(), after, i64::from(limit)],
+                    RouteRow::from_rusqlite,
+                )? {
+                    page.push(row?.into_domain()?);
+                }
+            }
+            Ok(first_by_task(page, limit))
+        })
     }
 
     async fn count_routes(&self) -> Result<Vec<(RouteState, i64)>, StoreError> {
