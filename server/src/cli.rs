@@ -102,9 +102,10 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u16).range(1..))]
     pub max_in_flight: u16,
     /// This server's name among the replicas sharing a PostgreSQL database (a
-    /// route's owner); a new one at each start if not given. Give each replica
-    /// its own, the same across its restarts, so a restarted replica takes its
-    /// routes back at once instead of after its heartbeat lapses.
+    /// route's owner). Without it, the machine's host name and a digest of the
+    /// machine and the database: the same at each start, so a server restarted
+    /// after a crash takes its routes back at once. Two servers on one machine
+    /// and database need a name each; a name a running server holds is refused.
     #[arg(long, env = "SWITCHBACK_REPLICA", value_name = "NAME",
           value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub replica: Option<String>,
@@ -207,6 +208,9 @@ impl ServeArgs {
                 self.public_name[0].clone(),
             ));
         }
+        let replica = self
+            .replica
+            .unwrap_or_else(|| crate::store::default_replica(&self.database));
         Ok(Config {
             bind: self.bind,
             database_url: self.database,
@@ -214,9 +218,7 @@ impl ServeArgs {
             public_names: self.public_name,
             demo: self.demo,
             max_in_flight: usize::from(self.max_in_flight),
-            replica: self
-                .replica
-                .unwrap_or_else(|| format!("replica-{}", uuid::Uuid::now_v7())),
+            replica,
             admin_token: admin_token.map(|(token, _)| token),
             open_metrics: self.open_metrics,
             mutations_per_minute: self.mutations_per_minute,
@@ -421,5 +423,36 @@ mod tests {
         assert_eq!(args.into_config(None).unwrap().replica, "a");
         let error = Cli::try_parse_from(["switchback", "serve", "--replica", ""]).unwrap_err();
         assert!(error.to_string().contains("--replica"), "{error}");
+    }
+
+    #[test]
+    fn without_a_replica_name_a_server_takes_one_stable_for_its_machine_and_database() {
+        let replica = |database: &str| {
+            let Command::Serve(args) =
+                Cli::try_parse_from(["switchback", "serve", "--database", database])
+                    .unwrap()
+                    .command
+            else {
+                panic!("serve");
+            };
+            args.into_config(None).unwrap().replica
+        };
+        let first = replica("postgres://app:hunter2@db.internal/switchback");
+        assert_eq!(
+            first,
+            replica("postgres://app:hunter2@db.internal/switchback"),
+            "the same at each start"
+        );
+        assert_eq!(
+            first,
+            replica("postgres://app:other-password@db.internal/switchback"),
+            "a password is not part of it"
+        );
+        assert_ne!(
+            first,
+            replica("postgres://app:hunter2@db.internal/other"),
+            "another database, another name"
+        );
+        assert!(!first.contains("hunter2"), "{first}");
     }
 }

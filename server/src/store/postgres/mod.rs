@@ -9,6 +9,7 @@
 //! idempotency keys are unique in the schema, so two replicas cannot both take
 //! one.
 
+mod batch;
 mod profiles;
 mod providers;
 mod tasks;
@@ -59,6 +60,11 @@ pub struct PostgresStore {
     /// Told of each commit this replica makes: its pump sequences the new events
     /// (and announces the batch to every replica), so a commit notifies no one.
     committed: Arc<tokio::sync::Notify>,
+    /// The connection that holds this replica's name (a session advisory lock)
+    /// while the server runs: a second server asking for the name is refused,
+    /// and the name is free again the moment this process ends, however it
+    /// ends (the database drops a dead client's session, and its locks).
+    name_lock: Arc<tokio::sync::Mutex<Option<PgConnection>>>,
 }
 
 impl PostgresStore {
@@ -91,6 +97,7 @@ impl PostgresStore {
                 source,
             })?;
         MIGRATOR.run(&pool).await?;
+        let name_lock = hold_name(&pool, replica).await?;
         let opened_at_event: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM route_events")
             .fetch_one(&pool)
             .await?;
@@ -101,6 +108,7 @@ impl PostgresStore {
             pumping: Arc::default(),
             leaving: Arc::default(),
             committed: Arc::default(),
+            name_lock: Arc::new(tokio::sync::Mutex::new(Some(name_lock))),
         };
         store.heartbeat().await?;
         let beating = store.clone();
@@ -321,10 +329,6 @@ const SEQUENCE_AT_LEAST: Duration = Duration::from_secs(1);
 /// How long a silent replica's row is kept: a day.
 const FORGET_REPLICA_AFTER_MS: i64 = 24 * 60 * 60 * 1000;
 
-/// How long a test schema is kept before a later run drops it: longer than
-/// any run of the suite, the full soak included.
-const TEST_SCHEMA_KEPT_HOURS: i32 = 6;
-
 /// `url` as it may be shown: a password in it is replaced by `***`.
 pub fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -445,78 +449,97 @@ impl Store for PostgresStore {
             .execute(&self.pool)
             .await;
         drop(leaving);
+        if let Some(connection) = self.name_lock.lock().await.take() {
+            let _ = sqlx::Connection::close(connection).await;
+        }
         self.pool.close().await;
     }
 }
 
-/// A database for tests: `SWITCHBACK_TEST_POSTGRES_URL`, or the local
-/// PostgreSQL's `test` database over loopback TCP without TLS (TLS on loopback
-/// only costs CPU on both ends).
-pub fn test_url() -> String {
-    std::env::var("SWITCHBACK_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test?sslmode=disable".to_owned())
+/// Advisory locks' first key: the lock of a replica's name (the second key is
+/// the name's hash, with the schema's, so tests in schemas of their own do not
+/// meet).
+const NAME_LOCK_CLASS: i32 = 0x5357_4b42;
+
+/// How long a start waits for its name to come free: the database ends the
+/// session of a server that was killed as soon as it sees the connection
+/// close, which can be a moment after the process is gone.
+const NAME_GRACE: Duration = Duration::from_secs(3);
+
+/// Take `replica`'s name on a connection of its own, held until the store
+/// closes or the process ends; refused while another running server holds it
+/// (after [`NAME_GRACE`]).
+async fn hold_name(pool: &PgPool, replica: &str) -> Result<PgConnection, StoreError> {
+    let mut connection = pool.acquire().await?.detach();
+    let given_up = tokio::time::Instant::now() + NAME_GRACE;
+    loop {
+        let taken: bool = sqlx::query_scalar(
+            "SELECT pg_try_advisory_lock($1, hashtext(current_schema() || '/' || $2))",
+        )
+        .bind(NAME_LOCK_CLASS)
+        .bind(replica)
+        .fetch_one(&mut connection)
+        .await?;
+        if taken {
+            return Ok(connection);
+        }
+        if tokio::time::Instant::now() >= given_up {
+            let _ = sqlx::Connection::close(connection).await;
+            return Err(StoreError::ReplicaTaken {
+                replica: replica.to_owned(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
-/// A new, empty schema in the test database, and a URL whose connections use
-/// it: each test sees its own rows and no other's.
-pub async fn test_schema(prefix: &str) -> Result<(String, String), StoreError> {
-    let base = test_url();
-    let schema = format!(
-        "{prefix}_{}",
-        uuid::Uuid::now_v7()
-            .simple()
-            .to_string()
-            .get(20..)
+/// The replica name a server takes when it is given none: the machine's host
+/// name and a digest of the machine's id, its host name and the database's URL
+/// (without its password). The same server on the same machine and database
+/// takes the same name at each start, so after a crash it takes its routes
+/// back at once rather than when its old heartbeat lapses; a second server on
+/// the same machine and database needs a name of its own (`--replica`), and is
+/// refused until it has one.
+pub fn default_replica(database_url: &str) -> String {
+    use sha2::Digest;
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .map(|text| text.trim().to_owned())
             .unwrap_or_default()
-    );
-    let mut conn = <PgConnection as sqlx::Connection>::connect(&base)
-        .await
-        .map_err(|source| StoreError::Open {
-            url: base.clone(),
-            source,
-        })?;
-    // Each schema is registered, and one registered longer ago than any run
-    // lasts is dropped, so the test database does not fill with old runs'
-    // schemas. Under a lock: two tests starting at once must not race to
-    // create the register or drop the same schema.
-    let mut transaction = sqlx::Connection::begin(&mut conn).await?;
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('switchback test schemas'))")
-        .execute(&mut *transaction)
-        .await?;
-    sqlx::query(
-        "CREATE TABLE IF NOT EXISTS public.switchback_test_schemas \
-         (name text PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())",
-    )
-    .execute(&mut *transaction)
-    .await?;
-    let stale: Vec<String> = sqlx::query_scalar(
-        "DELETE FROM public.switchback_test_schemas \
-         WHERE created_at < now() - make_interval(hours => $1) RETURNING name",
-    )
-    .bind(TEST_SCHEMA_KEPT_HOURS)
-    .fetch_all(&mut *transaction)
-    .await?;
-    for name in stale {
-        // Names in the register were made here of a prefix and hex digits.
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
-            name.replace('"', "")
-        )))
-        .execute(&mut *transaction)
-        .await?;
-    }
-    sqlx::query("INSERT INTO public.switchback_test_schemas (name) VALUES ($1)")
-        .bind(&schema)
-        .execute(&mut *transaction)
-        .await?;
-    // The name is made here of a prefix and hex digits.
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .execute(&mut *transaction)
-        .await?;
-    transaction.commit().await?;
-    let separator = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
-    Ok((schema, url))
+    };
+    let machine_id = [read("/etc/machine-id"), read("/var/lib/dbus/machine-id")]
+        .into_iter()
+        .find(|id| !id.is_empty())
+        .unwrap_or_default();
+    let host = [read("/proc/sys/kernel/hostname"), read("/etc/hostname")]
+        .into_iter()
+        .chain(std::env::var("HOSTNAME").ok())
+        .find(|host| !host.is_empty())
+        .unwrap_or_else(|| "server".to_owned());
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(48)
+        .collect();
+    let digest = sha2::Sha256::new()
+        .chain_update(machine_id)
+        .chain_update([0])
+        .chain_update(&host)
+        .chain_update([0])
+        .chain_update(without_password(database_url))
+        .finalize();
+    let hex: String = digest
+        .iter()
+        .take(4)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("{host}-{hex}")
 }
 
 #[cfg(test)]
@@ -526,7 +549,7 @@ mod tests {
     use crate::store::{ProfileStore, StoreError, TaskStore};
 
     async fn open_fresh(replica: &str) -> (PostgresStore, String) {
-        let (_schema, url) = test_schema("switchback_test").await.unwrap();
+        let (_schema, url) = testkit::postgres::schema("switchback_test").await.unwrap();
         (PostgresStore::open(&url, replica).await.unwrap(), url)
     }
 
@@ -537,13 +560,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_replica_name_is_one_running_servers_at_a_time() {
+        let (first, url) = open_fresh("a").await;
+        let refused = PostgresStore::open(&url, "a").await.unwrap_err();
+        assert!(
+            matches!(&refused, StoreError::ReplicaTaken { replica } if replica == "a"),
+            "{refused:?}"
+        );
+        assert!(refused.to_string().contains("--replica"), "{refused}");
+        // Another name on the same database, and the same name in another
+        // database (schema), are free.
+        let other = PostgresStore::open(&url, "b").await.unwrap();
+        let (elsewhere, _) = open_fresh("a").await;
+        // Free again once its server is gone.
+        first.close().await;
+        let again = PostgresStore::open(&url, "a").await.unwrap();
+        for store in [other, elsewhere, again] {
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
     async fn everything_survives_reopening_the_database() {
         let (store, url) = open_fresh("a").await;
         let profile = conformance::seed_profile(&store).await;
         store.close().await;
         let reopened = PostgresStore::open(&url, "a").await.unwrap();
         assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
-        assert_eq!(reopened.schema_version().await.unwrap(), 2);
+        assert_eq!(reopened.schema_version().await.unwrap(), 3);
     }
 
     #[tokio::test]
