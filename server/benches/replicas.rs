@@ -79,9 +79,7 @@ async fn start_mock(latency: Duration) -> String {
 /// One run with `replicas` engines: transitions per second.
 async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Lateness) -> f64 {
     recorded.0.lock().unwrap().clear();
-    let (_schema, url) = server::store::test_schema("switchback_bench")
-        .await
-        .unwrap();
+    let (_schema, url) = testkit::postgres::schema("switchback_bench").await.unwrap();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut services = Vec::new();
     for index in 0..replicas {
@@ -144,7 +142,7 @@ async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Latene
         .buffer_unordered(64)
         .collect::<()>()
         .await;
-    loop {
+    testkit::eventually_async(Duration::from_secs(600), || async {
         let counts = store.count_routes().await.unwrap();
         let done = counts
             .iter()
@@ -152,14 +150,12 @@ async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Latene
             .map(|(_, count)| *count as usize)
             .sum::<usize>();
         if done == tasks {
-            break;
+            Ok(())
+        } else {
+            Err(format!("stalled: {counts:?}"))
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(600),
-            "stalled: {counts:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     let elapsed = started.elapsed();
     let transitions = store.last_event_id().await.unwrap() - first_event;
     let rate = transitions as f64 / elapsed.as_secs_f64();

@@ -297,7 +297,7 @@ async fn database(driver: &str, dir: &Path) -> String {
     match driver {
         "sqlite" => format!("sqlite://{}", dir.join("bench.db").display()),
         "postgres" => {
-            server::store::test_schema("switchback_bench")
+            testkit::postgres::schema("switchback_bench")
                 .await
                 .unwrap()
                 .1
@@ -430,21 +430,18 @@ fn bucket_quantile_ms(metrics: &[(String, f64)], histogram: &str, p: f64) -> f64
 
 /// Wait until `tasks` routes have completed and none is left anywhere else.
 async fn all_completed(client: &reqwest::Client, base: &str, tasks: usize) {
-    let give_up = Instant::now() + Duration::from_secs(600);
-    loop {
+    let (completed, all, metrics) = testkit::eventually_async(Duration::from_secs(600), || async {
         let metrics = scrape(client, base).await;
         let completed = metric_sum(&metrics, "switchback_routes{state=\"completed\"}");
         let all = metric_sum(&metrics, "switchback_routes{");
         if completed as usize >= tasks {
-            assert_eq!(all, completed, "every route ends completed: {metrics:?}");
-            return;
+            Ok((completed, all, metrics))
+        } else {
+            Err(format!("{completed} of {tasks} completed"))
         }
-        assert!(
-            Instant::now() < give_up,
-            "{completed} of {tasks} completed after 10 minutes"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await;
+    assert_eq!(all, completed, "every route ends completed: {metrics:?}");
 }
 
 /// One Switchback run: serve on a fresh database of `driver`, the mock, and a

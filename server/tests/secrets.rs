@@ -277,18 +277,18 @@ impl Client {
     /// Polls a task until `done` holds (the engine acts at once; this only waits
     /// for it to be seen).
     async fn until(&self, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let started = Instant::now();
-        loop {
-            let task = self.get(&format!("/api/tasks/{id}")).await;
+        let path = format!("/api/tasks/{id}");
+        let done = &done;
+        let path = &path;
+        testkit::eventually_async(PATIENCE, || async move {
+            let task = self.get(path).await;
             if done(&task) {
-                return task;
+                Ok(task)
+            } else {
+                Err(format!("task {id} not yet {what}: {task}"))
             }
-            assert!(
-                started.elapsed() < PATIENCE,
-                "task {id} never became {what}: {task}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        })
+        .await
     }
 }
 

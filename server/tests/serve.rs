@@ -251,15 +251,15 @@ fn classify_reads_lines_and_answers_each_in_order() {
 /// Poll a task until its route is in `state` (the engine acts at once; this only
 /// waits for it to be seen).
 fn until_state(address: &str, id: &str, state: &str) -> serde_json::Value {
-    for _ in 0..2_000 {
+    testkit::eventually(Duration::from_secs(10), || {
         let (status, task) = request(address, "GET", &format!("/api/tasks/{id}"), None);
         assert_eq!(status, 200, "{task}");
         if task["route"]["state"] == state {
-            return task;
+            Ok(task)
+        } else {
+            Err(format!("task {id} is not {state}: {task}"))
         }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("task {id} never reached {state}");
+    })
 }
 
 /// SPEC 5, restart, on the real binary killed with SIGKILL (not shut down): a

@@ -214,7 +214,7 @@ async fn a_retry_delayed_by_a_circuit_keeps_its_ordinal() {
 /// replica, probes; the rest follow its result.
 #[tokio::test]
 async fn a_circuit_opened_on_one_replica_holds_the_other_and_one_route_probes() {
-    let (_schema, url) = server::store::test_schema("switchback_circuits")
+    let (_schema, url) = testkit::postgres::schema("switchback_circuits")
         .await
         .unwrap();
     let a = Harness::replica(&url, "a").await;

@@ -262,17 +262,19 @@ impl Harness {
     /// The task once the store has it in `state`, read from the store (for a task
     /// another engine may be moving, whose events this one does not see).
     pub async fn stored(&self, id: &TaskId, state: RouteState) -> TaskView {
-        let found = tokio::time::timeout(PATIENCE, async {
-            loop {
-                let view = self.view(id).await;
-                if view.route.state == state {
-                    return view;
-                }
-                tokio::time::sleep(Duration::from_millis(2)).await;
+        testkit::eventually_async(PATIENCE, || async {
+            let view = self.view(id).await;
+            if view.route.state == state {
+                Ok(view)
+            } else {
+                Err(format!(
+                    "task {id} is not {}: {:?}",
+                    state.as_str(),
+                    view.route
+                ))
             }
         })
-        .await;
-        found.unwrap_or_else(|_| panic!("task {id} never reached {}", state.as_str()))
+        .await
     }
 }
 

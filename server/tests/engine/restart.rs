@@ -108,7 +108,7 @@ async fn a_route_handed_over_twice_is_dispatched_once_and_completes() {
 #[tokio::test]
 async fn a_replica_that_goes_away_leaves_its_routes_to_the_other() {
     use providers::mock::{MockProvider, MockResponse};
-    let (_schema, url) = server::store::test_schema("switchback_takeover")
+    let (_schema, url) = testkit::postgres::schema("switchback_takeover")
         .await
         .unwrap();
     let a = Harness::replica(&url, "a").await;

@@ -311,17 +311,15 @@ async fn held_task(api: &super::Api) -> (String, i64) {
         .expect("to the route view")
         .to_owned();
     // The simulated call answers at once; wait for its outcome to be written.
-    for _ in 0..500 {
+    let task = testkit::eventually_async(std::time::Duration::from_secs(5), || async {
         let (_, task) = api
             .call(Method::GET, &format!("/api/tasks/{id}"), None)
             .await;
-        if task["route"]["state"] == "held" {
-            assert_eq!(task["turns"][0]["prompt"], "Summarise the incident.");
-            return (id, task["route"]["generation"].as_i64().unwrap());
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("the task was never held");
+        (task["route"]["state"] == "held").then_some(task)
+    })
+    .await;
+    assert_eq!(task["turns"][0]["prompt"], "Summarise the incident.");
+    (id, task["route"]["generation"].as_i64().unwrap())
 }
 
 #[tokio::test]

@@ -137,7 +137,7 @@ impl Database {
     /// A new schema in the test database (`SWITCHBACK_TEST_POSTGRES_URL`).
     pub fn postgres() -> Self {
         let (schema, url) = runtime()
-            .block_on(server::store::test_schema("switchback_soak"))
+            .block_on(testkit::postgres::schema("switchback_soak"))
             .unwrap();
         Self::Postgres { schema, url }
     }
@@ -191,7 +191,7 @@ impl Database {
     pub fn remove(self) {
         if let Self::Postgres { schema, .. } = self {
             runtime().block_on(async {
-                let mut admin = sqlx::PgConnection::connect(&server::store::test_url())
+                let mut admin = sqlx::PgConnection::connect(&testkit::postgres::url())
                     .await
                     .unwrap();
                 sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
@@ -426,7 +426,7 @@ async fn check_postgres(schema: &str, url: &str, tasks: usize) -> (Integrity, Ve
 async fn amcheck(schema: &str, problems: &mut Vec<String>) -> String {
     // The extension is the database's, not the schema's: made once, in the
     // default schema, from a connection without the run's search path.
-    let mut admin = sqlx::PgConnection::connect(&server::store::test_url())
+    let mut admin = sqlx::PgConnection::connect(&testkit::postgres::url())
         .await
         .unwrap();
     let created = sqlx::query("CREATE EXTENSION IF NOT EXISTS amcheck")

@@ -303,8 +303,7 @@ fn create(address: &RwLock<String>, profile_id: &str, index: usize) -> Created {
 
 /// Every task listed, once none is moving any more.
 fn at_rest(address: &str, tasks: usize) -> Vec<Value> {
-    let since = Instant::now();
-    loop {
+    testkit::eventually(REST_WITHIN, || {
         let listed = common::list_tasks(address);
         let mut states: BTreeMap<String, usize> = BTreeMap::new();
         for task in &listed {
@@ -317,15 +316,14 @@ fn at_rest(address: &str, tasks: usize) -> Vec<Value> {
             .map(|state| states.get(*state).copied().unwrap_or(0))
             .sum::<usize>();
         if listed.len() >= tasks && resting == listed.len() {
-            return listed;
+            Ok(listed)
+        } else {
+            Err(format!(
+                "not at rest: {} tasks listed, {states:?}",
+                listed.len()
+            ))
         }
-        assert!(
-            since.elapsed() < REST_WITHIN,
-            "not at rest after {REST_WITHIN:?}: {} tasks listed, {states:?}",
-            listed.len()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    })
 }
 
 /// Run the soak on `database`.
