@@ -91,6 +91,9 @@ struct Inner {
     /// Whether the scheduler's thread runs (false before the start, and if it
     /// ever ends).
     scheduling: Arc<std::sync::atomic::AtomicBool>,
+    /// Firings that found their route held by another transaction and stepped
+    /// aside (read again later), since the start.
+    stepped_aside: std::sync::atomic::AtomicU64,
 }
 
 /// The route engine: cheap to clone.
@@ -133,6 +136,7 @@ impl Engine {
                 snapshots: snapshots::Snapshots::default(),
                 stopping: tokio::sync::watch::Sender::new(false),
                 scheduling: Arc::default(),
+                stepped_aside: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -206,6 +210,16 @@ impl Engine {
     pub fn is_scheduling(&self) -> bool {
         self.inner
             .scheduling
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How many firings found their route held by another transaction (another
+    /// replica's commit, a person's action in flight) and stepped aside rather
+    /// than wait on it, since this engine was made; also counted in
+    /// `switchback_firings_stepped_aside_total`.
+    pub fn firings_stepped_aside(&self) -> u64 {
+        self.inner
+            .stepped_aside
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 

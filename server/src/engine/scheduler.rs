@@ -19,11 +19,11 @@ use super::{Engine, EngineError};
 use crate::domain::RouteRecord;
 use crate::store::StoreError;
 
-/// Routes fired (or reconciled) per database round trip.
-pub(super) const BATCH: u32 = 512;
+/// Routes fired per database round trip.
+const BATCH: u32 = 512;
 
 /// Due routes fired at once (or waiting, read ahead, for their deadline).
-pub(super) const FIRING: usize = 128;
+const FIRING: usize = 128;
 
 /// How long before a deadline the scheduler reads it: the read is out of the
 /// way when the deadline comes.
@@ -251,6 +251,10 @@ impl Engine {
             Err(EngineError::Stale { current, .. })
                 if current.route.generation == record.route.generation =>
             {
+                self.inner
+                    .stepped_aside
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                metrics::counter!("switchback_firings_stepped_aside_total").increment(1);
                 Ok(Fired::Claimed)
             }
             Err(EngineError::Stale { .. }) => Ok(Fired::MovedOn),

@@ -226,9 +226,7 @@ async fn an_action_racing_a_firing_deadline_has_one_winner() {
 #[tokio::test]
 async fn a_stop_on_one_replica_cuts_the_call_in_flight_on_the_other() {
     use providers::mock::{MockProvider, MockResponse};
-    let (_schema, url) = server::store::test_schema("switchback_stops")
-        .await
-        .unwrap();
+    let (_schema, url) = testkit::postgres::schema("switchback_stops").await.unwrap();
     let a = Harness::replica(&url, "a").await;
     let b = Harness::replica(&url, "b").await;
     let mock = MockProvider::start().await;
@@ -260,7 +258,7 @@ async fn a_stop_on_one_replica_cuts_the_call_in_flight_on_the_other() {
 /// route again until that transaction has ended and the deadline has fired.
 #[tokio::test]
 async fn fire_due_outlasts_a_transaction_that_holds_a_due_route() {
-    let (_schema, url) = server::store::test_schema("switchback_held_firing")
+    let (_schema, url) = testkit::postgres::schema("switchback_held_firing")
         .await
         .unwrap();
     let h = Harness::replica(&url, "a").await;
@@ -273,22 +271,41 @@ async fn fire_due_outlasts_a_transaction_that_holds_a_due_route() {
         .execute(&mut *holder)
         .await
         .unwrap();
+    // The deadline passes: the scheduler's own firing meets the lock and steps
+    // aside (on a shared database it leaves the route to upkeep).
     h.advance_ms(10_000);
-    let release = tokio::spawn(async move {
-        // Real time, not a deadline: long enough for fire_due to meet the lock.
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        holder.rollback().await.unwrap();
-    });
-    h.engine.fire_due().await.unwrap();
+    let patience = std::time::Duration::from_secs(10);
+    testkit::eventually_async(patience, || async {
+        (h.engine.firings_stepped_aside() == 1).then_some(())
+    })
+    .await;
+    // fire_due meets it too; the holder lets go only once it has stepped aside,
+    // so what follows proves fire_due read the route again.
+    let engine = h.engine.clone();
+    let firing = tokio::spawn(async move { engine.fire_due().await });
+    testkit::eventually_async(patience, || async {
+        assert!(
+            !firing.is_finished(),
+            "fire_due ended without meeting the lock"
+        );
+        (h.engine.firings_stepped_aside() == 2).then_some(())
+    })
+    .await;
+    holder.rollback().await.unwrap();
+    assert_eq!(
+        firing.await.unwrap().unwrap(),
+        1,
+        "fire_due fired the deadline once the holder let go"
+    );
     let after: (String, i64) =
         sqlx::query_as("SELECT state, generation FROM routes WHERE task_id = $1")
             .bind(task.id.as_str())
             .fetch_one(&pool)
             .await
             .unwrap();
+    // Fired, and perhaps already sent and waiting again: its generation moved on.
     assert!(
-        after.0 != "retry_wait" && after.1 > waiting.generation.get(),
+        after.1 > waiting.generation.get(),
         "the deadline fired once the holder let go: {after:?}"
     );
-    release.await.unwrap();
 }
