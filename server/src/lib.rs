@@ -1,8 +1,8 @@
-//! The Switchback server: configuration, store, services, HTTP surface and
-//! the embedded web app. `main.rs` is a thin shell over [`cli`] and [`serve`].
-//! The route engine (scheduler, commit-then-dispatch, restart reconciliation,
-//! circuits) and the provider adapters will live beside `services`, in
-//! `engine` and `providers`; see ARCHITECTURE.md.
+//! The Switchback server: configuration, store, route engine, services, HTTP
+//! surface and the embedded web app. `main.rs` is a thin shell over [`cli`] and
+//! [`serve`]. The route engine (`engine`: commit-then-act, dispatch, the
+//! scheduler, restart reconciliation, circuits) runs every task; the provider
+//! adapters are the `providers` crate's. See ARCHITECTURE.md.
 
 pub mod cli;
 pub mod clock;

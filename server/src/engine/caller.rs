@@ -1,6 +1,6 @@
 //! How the engine calls a provider: one trait, so the engine does not assume HTTP
-//! (SPEC 8: agent CLIs will be providers too), implemented over the `providers`
-//! crate's adapters.
+//! (a provider could as well be a command it runs), implemented over the
+//! `providers` crate's adapters.
 
 use async_trait::async_trait;
 use providers::{Adapter, CallOutcome, CallRequest, ProviderConfig};
