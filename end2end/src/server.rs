@@ -1,19 +1,17 @@
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{anyhow, bail};
 use serde_json::Value;
 use tempfile::TempDir;
+use testkit::ServeProcess;
 
 /// A `switchback serve` process of its own: a free loopback port, a database
 /// file of its own, and an empty working directory (the binary must need
 /// nothing beside it). Killed when dropped.
 pub struct TestServer {
-    child: Child,
+    child: ServeProcess,
     base_url: String,
     work_dir: TempDir,
     admin_token: Option<String>,
@@ -46,8 +44,7 @@ impl TestServer {
     /// again on the same address and database, as a crash and a supervisor's
     /// restart would.
     pub fn restart(&mut self) -> anyhow::Result<()> {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.child.signal("-KILL");
         let address = self.base_url.trim_start_matches("http://").to_owned();
         let (child, base_url) = spawn(self.work_dir.path(), &address, self.admin_token.as_deref())?;
         self.child = child;
@@ -97,55 +94,25 @@ impl TestServer {
     }
 }
 
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Start `switchback serve` in `work_dir` (its database there) on `bind`, and
-/// wait until it says where it listens.
+/// wait until it says where it listens: the process and its base URL.
 fn spawn(
     work_dir: &std::path::Path,
     bind: &str,
     admin_token: Option<&str>,
-) -> anyhow::Result<(Child, String)> {
-    let binary = binary_path()?;
+) -> anyhow::Result<(ServeProcess, String)> {
     let database = format!("sqlite://{}", work_dir.join("switchback.db").display());
-    let mut command = Command::new(&binary);
-    if let Some(token) = admin_token {
-        command.env("SWITCHBACK_ADMIN_TOKEN", token);
-    }
-    let mut child = command
-        .args(["serve", "--bind", bind, "--database", &database])
-        .current_dir(work_dir)
+    let mut command = ServeProcess::command(binary_path()?, work_dir)
+        .bind(bind)
+        .args(&["--database", &database])
         .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("cannot start {}", binary.display()))?;
-
-    // Read the log on a thread for the whole run, so the pipe never fills.
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let (address_tx, address_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(address) = line.split("listening on ").nth(1) {
-                let _ = address_tx.send(address.trim().to_string());
-            }
-            eprintln!("[switchback] {line}");
-        }
-    });
-    match address_rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(url) => Ok((child, url)),
-        Err(_) => {
-            let _ = child.kill();
-            bail!("switchback did not report its address within 30 s")
-        }
+        .echo();
+    if let Some(token) = admin_token {
+        command = command.env("SWITCHBACK_ADMIN_TOKEN", token);
     }
+    let server = command.start().map_err(|error| anyhow!(error))?;
+    let base_url = server.base_url();
+    Ok((server, base_url))
 }
 
 /// The `switchback` binary of the same build as this test: tests run from

@@ -1,6 +1,9 @@
-//! A loopback mock provider for tests (feature `mock`): an HTTP server on
-//! `127.0.0.1:0` that speaks both wire formats, Anthropic's at `/v1/messages` and
-//! OpenAI's at `/v1/chat/completions`, from one queue of scripted responses.
+//! A loopback mock provider for tests and benches (feature `mock`): an HTTP
+//! server on `127.0.0.1:0` that speaks both wire formats, Anthropic's at
+//! `/v1/messages` and OpenAI's at `/v1/chat/completions`, answering either from
+//! one queue of scripted responses ([`MockProvider::start`]) or by a script that
+//! sees each request's model, prompt and how many times that prompt was asked
+//! ([`MockProvider::scripted`], counting by model and prompt).
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -20,10 +23,12 @@
 //! # });
 //! ```
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -82,6 +87,13 @@ pub enum MockResponse {
         /// Text streamed before the connection drops.
         text_before: String,
     },
+    /// `response`, after `delay` (a provider's latency).
+    After {
+        /// How long before answering.
+        delay: Duration,
+        /// The answer then.
+        response: Box<MockResponse>,
+    },
     /// 200 and a stream of exactly these SSE chunks, whichever endpoint was hit (for
     /// streams the other variants do not make), then `end`.
     ///
@@ -99,6 +111,72 @@ pub enum MockResponse {
         end: MockEnd,
     },
 }
+
+impl MockResponse {
+    /// A complete reply of `text`, stopping at its end.
+    pub fn reply(text: &str) -> Self {
+        Self::Reply {
+            text: text.to_owned(),
+            stop: MockStop::End,
+        }
+    }
+
+    /// A non-200 answer with these headers and this JSON body.
+    pub fn status(status: u16, headers: &[(&str, &str)], body: &str) -> Self {
+        Self::Error {
+            status,
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+            body: body.to_owned(),
+        }
+    }
+
+    /// OpenAI's 429 for too many requests, `retry-after: 0`: throttled, with
+    /// nothing to wait for.
+    pub fn openai_throttled() -> Self {
+        Self::status(
+            429,
+            &[("retry-after", "0")],
+            r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+        )
+    }
+
+    /// OpenAI's 500: the server had an error.
+    pub fn openai_server_error() -> Self {
+        Self::status(
+            500,
+            &[],
+            r#"{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}"#,
+        )
+    }
+
+    /// This answer after `delay`.
+    pub fn after(self, delay: Duration) -> Self {
+        Self::After {
+            delay,
+            response: Box::new(self),
+        }
+    }
+}
+
+/// One request, as a script sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct MockCall<'a> {
+    /// `/v1/messages` or `/v1/chat/completions`.
+    pub path: &'static str,
+    /// The request's `model`.
+    pub model: &'a str,
+    /// The text of the first message (its first text part, when its content is
+    /// a list of parts).
+    pub prompt: &'a str,
+    /// How many requests this model has had with this prompt, this one included.
+    pub nth: u32,
+}
+
+/// A script: each request's answer.
+type Script = Box<dyn Fn(&MockCall<'_>) -> MockResponse + Send + Sync>;
 
 /// How a [`MockResponse::Events`] stream ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,12 +234,28 @@ pub struct ReceivedAuth {
 }
 
 /// What the handlers share with the test.
-#[derive(Debug)]
 struct Shared {
     queue: Mutex<VecDeque<MockResponse>>,
+    /// Answers every request instead of the queue, when set; its requests are
+    /// counted, not kept.
+    script: Option<Script>,
     requests: Mutex<Vec<ReceivedRequest>>,
+    /// Requests so far by model and prompt (scripted only).
+    calls: Mutex<HashMap<(String, String), u32>>,
     hits: watch::Sender<usize>,
     abandoned: watch::Sender<usize>,
+    /// Requests not yet answered, and the most there ever were at once.
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Shared")
+            .field("scripted", &self.script.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The mock server; it stops accepting connections when dropped.
@@ -170,6 +264,8 @@ pub struct MockProvider {
     address: SocketAddr,
     shared: Arc<Shared>,
     server: JoinHandle<()>,
+    /// The thread of its own runtime, when it has one: ended when this drops.
+    _apart: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Drop for MockProvider {
@@ -191,18 +287,55 @@ impl MockProvider {
     /// # Panics
     /// If no loopback port can be bound (a broken test machine).
     pub async fn start() -> Self {
+        Self::serve(Shared::new(None), None).await
+    }
+
+    /// Starts a server that answers each request as `script` says, on the
+    /// current tokio runtime; it counts requests by model and prompt
+    /// ([`MockProvider::calls`]) and keeps none.
+    ///
+    /// # Panics
+    /// If no loopback port can be bound (a broken test machine).
+    pub async fn scripted(
+        script: impl Fn(&MockCall<'_>) -> MockResponse + Send + Sync + 'static,
+    ) -> Self {
+        Self::serve(Shared::new(Some(Box::new(script))), None).await
+    }
+
+    /// [`MockProvider::scripted`] on a thread and runtime of its own, so its
+    /// answers never wait on the caller's work (and a caller without a runtime
+    /// can have one); both end when it drops.
+    ///
+    /// # Panics
+    /// If the thread or its runtime cannot start, or no loopback port can be bound.
+    pub fn scripted_apart(
+        script: impl Fn(&MockCall<'_>) -> MockResponse + Send + Sync + 'static,
+    ) -> Self {
+        let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().expect("a runtime for the mock");
+            let _ = handle_tx.send(runtime.handle().clone());
+            // Until the mock drops (the sender with it).
+            let _ = runtime.block_on(stop_rx);
+        });
+        let handle = handle_rx.recv().expect("the mock's runtime started");
+        let shared = Shared::new(Some(Box::new(script)));
+        let (mock_tx, mock_rx) = std::sync::mpsc::channel();
+        handle.spawn(async move {
+            let _ = mock_tx.send(Self::serve(shared, Some(stop_tx)).await);
+        });
+        mock_rx.recv().expect("the mock started")
+    }
+
+    async fn serve(shared: Shared, apart: Option<tokio::sync::oneshot::Sender<()>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a free loopback port");
         let address = listener
             .local_addr()
             .expect("a bound listener has an address");
-        let shared = Arc::new(Shared {
-            queue: Mutex::new(VecDeque::new()),
-            requests: Mutex::new(Vec::new()),
-            hits: watch::Sender::new(0),
-            abandoned: watch::Sender::new(0),
-        });
+        let shared = Arc::new(shared);
         let router = Router::new()
             .route(
                 "/v1/messages",
@@ -221,6 +354,7 @@ impl MockProvider {
             address,
             shared,
             server,
+            _apart: apart,
         }
     }
 
@@ -276,6 +410,25 @@ impl MockProvider {
         *self.shared.abandoned.borrow()
     }
 
+    /// A scripted mock's requests so far, by model and prompt.
+    pub fn calls(&self) -> HashMap<(String, String), u32> {
+        lock(&self.shared.calls).clone()
+    }
+
+    /// A scripted mock's requests so far with `prompt`, whatever their model.
+    pub fn calls_for(&self, prompt: &str) -> u32 {
+        lock(&self.shared.calls)
+            .iter()
+            .filter(|((_, asked), _)| asked == prompt)
+            .map(|(_, count)| count)
+            .sum()
+    }
+
+    /// The most requests that were ever waiting for their answer at once.
+    pub fn peak_in_flight(&self) -> u64 {
+        self.shared.peak_in_flight.load(Ordering::Relaxed)
+    }
+
     /// Waits until at least `count` hanging responses were abandoned.
     pub async fn wait_for_abandoned(&self, count: usize) {
         wait_for(&self.shared.abandoned, count).await;
@@ -288,6 +441,76 @@ async fn wait_for(counter: &watch::Sender<usize>, count: usize) {
         .wait_for(|seen| *seen >= count)
         .await
         .expect("the sender lives as long as the mock");
+}
+
+impl Shared {
+    fn new(script: Option<Script>) -> Self {
+        Self {
+            queue: Mutex::new(VecDeque::new()),
+            script,
+            requests: Mutex::new(Vec::new()),
+            calls: Mutex::new(HashMap::new()),
+            hits: watch::Sender::new(0),
+            abandoned: watch::Sender::new(0),
+            in_flight: AtomicU64::new(0),
+            peak_in_flight: AtomicU64::new(0),
+        }
+    }
+
+    /// The script's answer to this request, counted by model and prompt.
+    fn ask(&self, script: &Script, format: Format, body: &Value) -> MockResponse {
+        let model = body["model"].as_str().unwrap_or_default();
+        let content = &body["messages"][0]["content"];
+        let prompt = content
+            .as_str()
+            .or_else(|| {
+                content
+                    .as_array()?
+                    .iter()
+                    .find_map(|part| part["text"].as_str())
+            })
+            .unwrap_or_default();
+        let nth = {
+            let mut calls = lock(&self.calls);
+            let count = calls
+                .entry((model.to_owned(), prompt.to_owned()))
+                .or_insert(0);
+            *count += 1;
+            *count
+        };
+        script(&MockCall {
+            path: format.path(),
+            model,
+            prompt,
+            nth,
+        })
+    }
+}
+
+/// Counts a request in flight until it is answered.
+struct InFlight(Arc<Shared>);
+
+impl InFlight {
+    fn new(shared: &Arc<Shared>) -> Self {
+        let now = shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        shared.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+        Self(shared.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Format {
+    fn path(self) -> &'static str {
+        match self {
+            Format::Anthropic => "/v1/messages",
+            Format::OpenAi => "/v1/chat/completions",
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -310,14 +533,39 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    record(&shared, format, &headers, &body);
-    let response = lock(&shared.queue)
-        .pop_front()
-        .unwrap_or(MockResponse::Reply {
-            text: "ok".into(),
-            stop: MockStop::End,
-        });
+    let _in_flight = InFlight::new(&shared);
+    // A scripted mock answers a client that does not ask for a stream with one
+    // JSON body; the queue's answers always stream.
+    let (mut response, whole_for) = if let Some(script) = &shared.script {
+        let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let response = shared.ask(script, format, &body);
+        shared.hits.send_modify(|hits| *hits += 1);
+        let whole_for = (body["stream"].as_bool() != Some(true))
+            .then(|| body["model"].as_str().unwrap_or("mock").to_owned());
+        (response, whole_for)
+    } else {
+        record(&shared, format, &headers, &body);
+        let response = lock(&shared.queue)
+            .pop_front()
+            .unwrap_or(MockResponse::Reply {
+                text: "ok".into(),
+                stop: MockStop::End,
+            });
+        (response, None)
+    };
+    while let MockResponse::After {
+        delay,
+        response: then,
+    } = response
+    {
+        tokio::time::sleep(delay).await;
+        response = *then;
+    }
+    if let (Some(model), MockResponse::Reply { text, stop }) = (&whole_for, &response) {
+        return whole(format, text, *stop, model);
+    }
     match response {
+        MockResponse::After { .. } => unreachable!("waited out above"),
         MockResponse::Reply { text, stop } => {
             let mut frames = opening(format);
             frames.extend(text_frames(format, &text));
@@ -418,12 +666,8 @@ fn record(shared: &Shared, format: Format, headers: &HeaderMap, body: &Bytes) {
     }
     let body = serde_json::from_slice(body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
-    let path = match format {
-        Format::Anthropic => "/v1/messages",
-        Format::OpenAi => "/v1/chat/completions",
-    };
     lock(&shared.requests).push(ReceivedRequest {
-        path: path.to_owned(),
+        path: format.path().to_owned(),
         headers: kept,
         auth,
         body,
@@ -451,6 +695,25 @@ fn sse_event(name: &str, data: &str) -> Bytes {
 
 fn sse_data(data: &str) -> Bytes {
     Bytes::from(format!("data: {data}\n\n"))
+}
+
+/// A reply as one JSON body, for a client that asked for no stream.
+fn whole(format: Format, text: &str, stop: MockStop, model: &str) -> Response {
+    let body = match format {
+        Format::Anthropic => json!({"id": "msg_mock", "type": "message", "role": "assistant",
+            "model": model, "content": [{"type": "text", "text": text}],
+            "stop_reason": match stop { MockStop::End => "end_turn", MockStop::MaxTokens => "max_tokens" },
+            "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 3}}),
+        Format::OpenAi => json!({"id": "chatcmpl-mock", "object": "chat.completion", "created": 0,
+            "model": model, "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+            "finish_reason": match stop { MockStop::End => "stop", MockStop::MaxTokens => "length" }}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}}),
+    };
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("fixed headers are valid")
 }
 
 /// What a stream sends before its first text.
@@ -558,6 +821,82 @@ fn closing(format: Format, stop: MockStop) -> Vec<Bytes> {
 
 #[cfg(test)]
 mod tests {
+    use super::{MockProvider, MockResponse};
+    use serde_json::{Value, json};
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_scripted_mock_answers_by_model_and_prompt_and_counts() {
+        let mock = MockProvider::scripted(|call| {
+            if call.nth == 1 {
+                MockResponse::openai_throttled()
+            } else {
+                MockResponse::reply(&format!("{} {} {}", call.path, call.model, call.prompt))
+                    .after(Duration::from_millis(1))
+            }
+        })
+        .await;
+        let client = crate::http_client();
+        let post = |path: &'static str, model: &str, content: Value| {
+            client
+                .post(format!("{}{path}", mock.base_url()))
+                .header("content-type", "application/json")
+                .body(
+                    json!({"model": model, "messages": [{"role": "user", "content": content}]})
+                        .to_string(),
+                )
+                .send()
+        };
+        let read = |response: reqwest::Response| async move {
+            serde_json::from_slice::<Value>(&response.bytes().await.unwrap()).unwrap()
+        };
+        let openai = "/v1/chat/completions";
+        let throttled = post(openai, "m", json!("a")).await.unwrap();
+        assert_eq!(throttled.status(), 429);
+        assert_eq!(throttled.headers()["retry-after"], "0");
+        // Not asked to stream: one JSON body.
+        let answer = read(post(openai, "m", json!("a")).await.unwrap()).await;
+        assert_eq!(
+            answer["choices"][0]["message"]["content"],
+            "/v1/chat/completions m a"
+        );
+        // Counted by model and prompt; a prompt given as parts is its first text.
+        let other_model = post(openai, "n", json!([{"type": "text", "text": "a"}]))
+            .await
+            .unwrap();
+        assert_eq!(other_model.status(), 429);
+        let anthropic = read(post("/v1/messages", "n", json!("a")).await.unwrap()).await;
+        assert_eq!(anthropic["content"][0]["text"], "/v1/messages n a");
+        assert_eq!(mock.calls_for("a"), 4);
+        assert_eq!(mock.calls()[&("n".to_owned(), "a".to_owned())], 2);
+        assert_eq!(mock.hits(), 4);
+        assert!(
+            mock.requests().is_empty(),
+            "a scripted mock keeps no request"
+        );
+        assert!(mock.peak_in_flight() >= 1);
+    }
+
+    #[test]
+    fn a_mock_apart_serves_a_caller_without_a_runtime() {
+        let mock = MockProvider::scripted_apart(|_| MockResponse::reply("hi"));
+        let answer = tokio::runtime::Runtime::new().unwrap().block_on(async {
+            let response = crate::http_client()
+                .post(format!("{}/v1/chat/completions", mock.base_url()))
+                .header("content-type", "application/json")
+                .body(
+                    json!({"model": "m", "messages": [{"role": "user", "content": "x"}]})
+                        .to_string(),
+                )
+                .send()
+                .await
+                .unwrap();
+            serde_json::from_slice::<Value>(&response.bytes().await.unwrap()).unwrap()
+        });
+        assert_eq!(answer["choices"][0]["message"]["content"], "hi");
+        assert_eq!(mock.calls_for("x"), 1);
+    }
+
     #[test]
     fn text_splits_into_at_most_three_pieces() {
         let rows: [(&str, &[&str]); 5] = [

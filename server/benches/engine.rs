@@ -21,59 +21,22 @@
 mod common;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use api::read::Read;
 use api::{KeyEnvRules, ProfileRequest, ProviderRequest, TaskRequest};
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use common::process::status_mb;
-use common::{Lateness, percentile, streamed_reply};
+use common::{Lateness, percentile};
 use futures_util::StreamExt;
 use policy::route::RouteState;
-use serde_json::{Value, json};
+use providers::mock::{MockProvider, MockResponse};
+use serde_json::json;
 use server::clock::{Clock, SystemClock};
 use server::engine::{Engine, EngineSettings, ProviderCaller};
 use server::secrets::FixedSecrets;
 use server::services::Services;
 use server::store::{PostgresStore, SqliteStore, Store, default_replica};
-
-/// Calls per prompt so far: each task's prompt is its own.
-type Calls = Arc<Mutex<HashMap<String, u32>>>;
-
-async fn completions(State(calls): State<Calls>, Json(body): Json<Value>) -> Response {
-    let prompt = body["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let seen = {
-        let mut calls = calls.lock().unwrap();
-        let count = calls.entry(prompt).or_insert(0);
-        *count += 1;
-        *count
-    };
-    if seen <= 2 {
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", "0".parse().unwrap());
-        let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
-        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
-    }
-    ([("content-type", "text/event-stream")], streamed_reply()).into_response()
-}
-
-async fn start_mock() -> String {
-    let calls: Calls = Arc::default();
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", axum::routing::post(completions))
-        .with_state(calls);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
-}
 
 async fn open(path: &std::path::Path) -> (Arc<dyn Store>, String) {
     let url = format!("sqlite://{}", path.display());
@@ -105,7 +68,17 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
         engine: engine.clone(),
         open_tasks: server::services::OpenTasks::unlimited(),
     };
-    let base_url = start_mock().await;
+    // Each task's first two calls are throttled (`retry-after: 0`), its third
+    // answered; each task's prompt is its own.
+    let mock = MockProvider::scripted(|call| {
+        if call.nth <= 2 {
+            MockResponse::openai_throttled()
+        } else {
+            MockResponse::reply("Hello")
+        }
+    })
+    .await;
+    let base_url = mock.base_url();
     let provider = services
         .create_provider(Read::<ProviderRequest>::from_json(&json!({
             "name": "loopback", "kind": "openai_compatible", "base_url": base_url})))

@@ -44,22 +44,20 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use common::percentile;
 use common::process::{Errors, Serve, cpu_seconds, status_mb, ticks_per_second};
-use common::{percentile, streamed_reply};
 use policy::route::RouteState;
+use providers::mock::{MockProvider, MockResponse};
 use providers::reqwest;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::watch;
 
 /// What serve is told about its per-client mutation limit.
@@ -91,74 +89,29 @@ impl Kind {
     }
 }
 
-/// The loopback provider's calls so far by prompt, and its concurrency.
-#[derive(Clone)]
-struct Mock {
-    calls: Arc<Mutex<HashMap<String, u32>>>,
-    latency: Duration,
-    in_flight: Arc<AtomicU64>,
-    peak_in_flight: Arc<AtomicU64>,
-    total: Arc<AtomicU64>,
-    throttled: Arc<AtomicU64>,
-}
-
-/// A prompt is `load CLIENT SEQUENCE`: an even sequence's first call is throttled.
-async fn completions(State(mock): State<Mock>, Json(body): Json<Value>) -> Response {
-    let now = mock.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
-    mock.peak_in_flight.fetch_max(now, Ordering::Relaxed);
-    mock.total.fetch_add(1, Ordering::Relaxed);
-    let prompt = body["messages"][0]["content"].as_str().unwrap_or_default();
-    let throttled_first = prompt
-        .rsplit(' ')
-        .next()
-        .and_then(|sequence| sequence.parse::<u64>().ok())
-        .is_some_and(|sequence| sequence.is_multiple_of(2));
-    let seen = {
-        let mut calls = mock.calls.lock().unwrap();
-        let count = calls.entry(prompt.to_owned()).or_insert(0);
-        *count += 1;
-        *count
-    };
-    tokio::time::sleep(mock.latency).await;
-    mock.in_flight.fetch_sub(1, Ordering::Relaxed);
-    if throttled_first && seen == 1 {
-        mock.throttled.fetch_add(1, Ordering::Relaxed);
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", "0".parse().unwrap());
-        let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
-        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
-    }
-    ([("content-type", "text/event-stream")], streamed_reply()).into_response()
-}
-
-/// The mock on a thread and runtime of its own, so its latency does not wait
-/// on the clients: its base URL and its state.
-fn start_mock(latency: Duration) -> (String, Mock) {
-    let mock = Mock {
-        calls: Arc::default(),
-        latency,
-        in_flight: Arc::default(),
-        peak_in_flight: Arc::default(),
-        total: Arc::default(),
-        throttled: Arc::default(),
-    };
-    let (address_tx, address_rx) = mpsc::channel();
-    let state = mock.clone();
-    std::thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                address_tx.send(listener.local_addr().unwrap()).unwrap();
-                let app = axum::Router::new()
-                    .route("/v1/chat/completions", axum::routing::post(completions))
-                    .with_state(state);
-                axum::serve(listener, app).await.unwrap();
-            });
+/// The loopback provider, on a thread and runtime of its own so its latency
+/// does not wait on the clients: every call answered after `latency`; a prompt
+/// is `load CLIENT SEQUENCE`, and an even sequence's first call is throttled.
+/// Answers it and how many calls it throttled.
+fn start_mock(latency: Duration) -> (MockProvider, Arc<AtomicU64>) {
+    let throttled = Arc::new(AtomicU64::new(0));
+    let counted = throttled.clone();
+    let mock = MockProvider::scripted_apart(move |call| {
+        let throttled_first = call
+            .prompt
+            .rsplit(' ')
+            .next()
+            .and_then(|sequence| sequence.parse::<u64>().ok())
+            .is_some_and(|sequence| sequence.is_multiple_of(2));
+        let answer = if throttled_first && call.nth == 1 {
+            counted.fetch_add(1, Ordering::Relaxed);
+            MockResponse::openai_throttled()
+        } else {
+            MockResponse::reply("Hello")
+        };
+        answer.after(latency)
     });
-    (format!("http://{}", address_rx.recv().unwrap()), mock)
+    (mock, throttled)
 }
 
 /// How many connection attempts the kernel has dropped because a listener's
@@ -482,7 +435,8 @@ fn describe(counts: &BTreeMap<&'static str, usize>) -> String {
 /// The whole run: the number of errors.
 async fn run(clients: usize, seconds: u64, latency: Duration) -> u64 {
     let dir = tempfile::tempdir().unwrap();
-    let (mock_url, mock) = start_mock(latency);
+    let (mock, throttled) = start_mock(latency);
+    let mock_url = mock.base_url();
     let database = format!("sqlite://{}", dir.path().join("load.db").display());
     let mut serve = Serve::start(
         dir.path(),
@@ -764,9 +718,9 @@ async fn run(clients: usize, seconds: u64, latency: Duration) -> u64 {
     );
     println!(
         "load: mock provider: {} calls ({} throttled with 429), at most {} in flight at once",
-        mock.total.load(Ordering::Relaxed),
-        mock.throttled.load(Ordering::Relaxed),
-        mock.peak_in_flight.load(Ordering::Relaxed),
+        mock.hits(),
+        throttled.load(Ordering::Relaxed),
+        mock.peak_in_flight(),
     );
     println!(
         "load: serve peak RSS {server_rss_mb:.0} MB; the bench's (clients and mock) {:.0} MB",

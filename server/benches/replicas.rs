@@ -16,65 +16,21 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use api::read::Read;
 use api::{KeyEnvRules, ProfileRequest, ProviderRequest, TaskRequest};
-use axum::Json;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use common::{Lateness, percentile, streamed_reply};
+use common::{Lateness, percentile};
 use futures_util::StreamExt;
 use policy::route::RouteState;
-use serde_json::{Value, json};
+use providers::mock::{MockProvider, MockResponse};
+use serde_json::json;
 use server::clock::{Clock, SystemClock};
 use server::engine::{Engine, EngineSettings, ProviderCaller};
 use server::secrets::FixedSecrets;
 use server::services::Services;
 use server::store::{PostgresStore, Store};
-
-/// Calls so far by prompt, and the latency of every answer.
-#[derive(Clone)]
-struct Mock {
-    calls: Arc<Mutex<HashMap<String, u32>>>,
-    latency: Duration,
-}
-
-async fn completions(State(mock): State<Mock>, Json(body): Json<Value>) -> Response {
-    let prompt = body["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let seen = {
-        let mut calls = mock.calls.lock().unwrap();
-        let count = calls.entry(prompt).or_insert(0);
-        *count += 1;
-        *count
-    };
-    tokio::time::sleep(mock.latency).await;
-    if seen == 1 {
-        let body = r#"{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}"#;
-        return (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
-    }
-    ([("content-type", "text/event-stream")], streamed_reply()).into_response()
-}
-
-async fn start_mock(latency: Duration) -> String {
-    let mock = Mock {
-        calls: Arc::default(),
-        latency,
-    };
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", axum::routing::post(completions))
-        .with_state(mock);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
-}
 
 /// One run with `replicas` engines: transitions per second.
 async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Lateness) -> f64 {
@@ -104,7 +60,18 @@ async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Latene
             open_tasks: server::services::OpenTasks::unlimited(),
         });
     }
-    let base_url = start_mock(latency).await;
+    // Every call answered after `latency`: a task's first with a 500, its
+    // second with a reply.
+    let mock = MockProvider::scripted(move |call| {
+        let answer = if call.nth == 1 {
+            MockResponse::openai_server_error()
+        } else {
+            MockResponse::reply("Hello")
+        };
+        answer.after(latency)
+    })
+    .await;
+    let base_url = mock.base_url();
     let provider = services[0]
         .create_provider(Read::<ProviderRequest>::from_json(&json!({
             "name": "loopback", "kind": "openai_compatible", "base_url": base_url})))

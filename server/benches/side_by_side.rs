@@ -44,20 +44,17 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use common::percentile;
 use common::process::{Serve, cpu_seconds, status_mb, ticks_per_second};
 use futures_util::StreamExt;
+use providers::mock::{MockCall, MockProvider, MockResponse};
 use providers::reqwest;
 use serde_json::{Value, json};
 
@@ -94,132 +91,44 @@ fn workspace() -> PathBuf {
 // ---------------------------------------------------------------------------
 // The mock provider: both wire formats, counting every request.
 
-#[derive(Clone, Default)]
-struct Mock {
-    /// Calls so far by model and prompt.
-    calls: Arc<Mutex<HashMap<(String, String), u32>>>,
-    requests: Arc<AtomicU64>,
-    /// The reset scenario's reset, in Unix milliseconds (0 until the first
-    /// request to `/v1/messages` sets it).
-    reset_at_ms: Arc<AtomicI64>,
-    before_reset: Arc<AtomicU64>,
-    after_reset: Arc<AtomicU64>,
+/// The reset scenario's record, kept by the mock's script.
+#[derive(Default)]
+struct Reset {
+    /// The reset, in Unix milliseconds (0 until the first request to
+    /// `/v1/messages` sets it).
+    reset_at_ms: AtomicI64,
+    before_reset: AtomicU64,
+    after_reset: AtomicU64,
     /// When the first request after the reset arrived.
-    first_after_reset_ms: Arc<AtomicI64>,
-    /// Replies streamed for the first candidate's model (`claude-bench`).
-    first_candidate_replies: Arc<AtomicU64>,
+    first_after_reset_ms: AtomicI64,
+    /// Replies for the first candidate's model (`claude-bench`).
+    first_candidate_replies: AtomicU64,
 }
 
-/// The text of the first message, however the client shaped its content.
-fn first_prompt(body: &Value) -> String {
-    let content = &body["messages"][0]["content"];
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .find_map(|part| part["text"].as_str())
-            .unwrap_or_default()
-            .to_owned(),
-        _ => String::new(),
+/// The loopback provider and the reset scenario's record.
+struct Mock {
+    provider: MockProvider,
+    reset: Arc<Reset>,
+}
+
+/// The answer to one request. OpenAI's format: each model's first two calls
+/// for a prompt are throttled. Anthropic's: throttled until the reset, with the
+/// reset in the `anthropic-ratelimit-requests-reset` header.
+fn answer(reset: &Reset, call: &MockCall<'_>) -> MockResponse {
+    if call.path == "/v1/chat/completions" {
+        return if call.nth <= 2 {
+            MockResponse::openai_throttled()
+        } else {
+            MockResponse::reply("Hello")
+        };
     }
-}
-
-/// A streamed OpenAI reply with every field the SDKs expect of a chunk.
-fn openai_stream(model: &str) -> String {
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1_796_004_000,
-               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let mut stream = String::new();
-    for event in [
-        chunk(json!({"role": "assistant", "content": "Hel"}), Value::Null),
-        chunk(json!({"content": "lo"}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ] {
-        stream.push_str(&format!("data: {event}\n\n"));
-    }
-    stream.push_str("data: [DONE]\n\n");
-    stream
-}
-
-/// A streamed Anthropic reply.
-fn anthropic_stream(model: &str) -> String {
-    let events = [
-        (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "msg_bench", "type": "message",
-                "role": "assistant", "model": model, "content": [], "stop_reason": null,
-                "stop_sequence": null, "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        ),
-        (
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-                "usage": {"output_tokens": 2}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
-    ];
-    events
-        .iter()
-        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
-        .collect()
-}
-
-/// OpenAI's format: each model's first two calls for a prompt are throttled.
-async fn completions(State(mock): State<Mock>, Json(body): Json<Value>) -> Response {
-    mock.requests.fetch_add(1, Ordering::Relaxed);
-    let model = body["model"].as_str().unwrap_or_default().to_owned();
-    let seen = {
-        let mut calls = mock.calls.lock().unwrap();
-        let count = calls
-            .entry((model.clone(), first_prompt(&body)))
-            .or_insert(0);
-        *count += 1;
-        *count
-    };
-    if seen <= 2 {
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", "0".parse().unwrap());
-        let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
-        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
-    }
-    if body["stream"].as_bool() == Some(true) {
-        (
-            [("content-type", "text/event-stream")],
-            openai_stream(&model),
-        )
-            .into_response()
-    } else {
-        Json(json!({"id": "chatcmpl-bench", "object": "chat.completion", "created": 1_796_004_000,
-            "model": model, "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello"},
-            "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}))
-        .into_response()
-    }
-}
-
-/// Anthropic's format: throttled until the reset, with the reset in the
-/// `anthropic-ratelimit-requests-reset` header.
-async fn messages(State(mock): State<Mock>, Json(body): Json<Value>) -> Response {
-    mock.requests.fetch_add(1, Ordering::Relaxed);
-    let model = body["model"].as_str().unwrap_or_default().to_owned();
     let now = now_ms();
     // The limit is met by the first request: it resets on the whole second (as
     // Anthropic writes it) at least 2 s after that request (a client's own
     // start-up, such as Python importing LiteLLM, then costs it nothing).
     let proposed = (now + RESET_AHEAD_MS).div_euclid(1_000) * 1_000 + 1_000;
     let reset_at_ms =
-        match mock
+        match reset
             .reset_at_ms
             .compare_exchange(0, proposed, Ordering::Relaxed, Ordering::Relaxed)
         {
@@ -227,66 +136,38 @@ async fn messages(State(mock): State<Mock>, Json(body): Json<Value>) -> Response
             Err(current) => current,
         };
     if now < reset_at_ms {
-        mock.before_reset.fetch_add(1, Ordering::Relaxed);
-        let reset = jiff::Timestamp::from_millisecond(reset_at_ms).unwrap();
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-ratelimit-requests-limit", "50".parse().unwrap());
-        headers.insert(
-            "anthropic-ratelimit-requests-remaining",
-            "0".parse().unwrap(),
+        reset.before_reset.fetch_add(1, Ordering::Relaxed);
+        let at = jiff::Timestamp::from_millisecond(reset_at_ms)
+            .unwrap()
+            .to_string();
+        return MockResponse::status(
+            429,
+            &[
+                ("anthropic-ratelimit-requests-limit", "50"),
+                ("anthropic-ratelimit-requests-remaining", "0"),
+                ("anthropic-ratelimit-requests-reset", &at),
+            ],
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}"#,
         );
-        headers.insert(
-            "anthropic-ratelimit-requests-reset",
-            reset.to_string().parse().unwrap(),
-        );
-        let body = r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}"#;
-        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
     }
-    if mock.after_reset.fetch_add(1, Ordering::Relaxed) == 0 {
-        mock.first_after_reset_ms.store(now, Ordering::Relaxed);
+    if reset.after_reset.fetch_add(1, Ordering::Relaxed) == 0 {
+        reset.first_after_reset_ms.store(now, Ordering::Relaxed);
     }
-    if model == RESET_FIRST_MODEL {
-        mock.first_candidate_replies.fetch_add(1, Ordering::Relaxed);
+    if call.model == RESET_FIRST_MODEL {
+        reset
+            .first_candidate_replies
+            .fetch_add(1, Ordering::Relaxed);
     }
-    if body["stream"].as_bool() == Some(true) {
-        (
-            [("content-type", "text/event-stream")],
-            anthropic_stream(&model),
-        )
-            .into_response()
-    } else {
-        Json(
-            json!({"id": "msg_bench", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": "Hello"}], "stop_reason": "end_turn",
-            "stop_sequence": null, "usage": {"input_tokens": 5, "output_tokens": 2}}),
-        )
-        .into_response()
-    }
+    MockResponse::reply("Hello")
 }
 
-/// The mock on a thread and runtime of its own, so its work never shares the
-/// measured process's CPU accounting: its base URL and its state.
+/// The mock on a thread and runtime of its own, so its work never waits on
+/// the bench's.
 fn start_mock() -> (String, Mock) {
-    let mock = Mock::default();
-    let state = mock.clone();
-    let (address_tx, address_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let app = axum::Router::new()
-                .route("/v1/chat/completions", axum::routing::post(completions))
-                .route("/v1/messages", axum::routing::post(messages))
-                .with_state(state);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            address_tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (format!("http://{}", address_rx.recv().unwrap()), mock)
+    let reset = Arc::new(Reset::default());
+    let kept = reset.clone();
+    let provider = MockProvider::scripted_apart(move |call| answer(&kept, call));
+    (provider.base_url(), Mock { provider, reset })
 }
 
 // ---------------------------------------------------------------------------
@@ -535,7 +416,7 @@ async fn retry_switchback(driver: &str, tasks: usize) {
     let metrics = scrape(&client, &base).await;
     let transitions = metric_sum(&metrics, "switchback_transitions_total");
     let lateness_p99 = bucket_quantile_ms(&metrics, "switchback_deadline_lateness_seconds", 0.99);
-    let upstream = mock.requests.load(Ordering::Relaxed) as f64;
+    let upstream = mock.provider.hits() as f64;
     serve.stop().unwrap();
     assert_eq!(
         serve.complaints.count(),
@@ -615,7 +496,7 @@ fn retry_litellm(tasks: usize) {
             &tasks.to_string(),
         ],
     );
-    let upstream = mock.requests.load(Ordering::Relaxed) as f64;
+    let upstream = mock.provider.hits() as f64;
     let (ok, wall, cpu, rss) = (
         number(&answer, "ok"),
         number(&answer, "wall_s"),
@@ -644,11 +525,11 @@ fn retry_litellm(tasks: usize) {
 /// What the mock saw of a reset run: requests before the reset, and how long
 /// after the reset the first request came.
 fn reset_report(side: &str, mock: &Mock, completed: bool, wall: f64) {
-    let before = mock.before_reset.load(Ordering::Relaxed) as f64;
-    let on_first = mock.first_candidate_replies.load(Ordering::Relaxed) > 0;
-    let after_ms = match mock.first_after_reset_ms.load(Ordering::Relaxed) {
+    let before = mock.reset.before_reset.load(Ordering::Relaxed) as f64;
+    let on_first = mock.reset.first_candidate_replies.load(Ordering::Relaxed) > 0;
+    let after_ms = match mock.reset.first_after_reset_ms.load(Ordering::Relaxed) {
         0 => f64::NAN,
-        at => (at - mock.reset_at_ms.load(Ordering::Relaxed)) as f64,
+        at => (at - mock.reset.reset_at_ms.load(Ordering::Relaxed)) as f64,
     };
     println!(
         "reset, {side}: {before} requests before the reset, the first after it {after_ms} ms after; \

@@ -12,66 +12,31 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use common::request;
+use providers::mock::{MockProvider, MockResponse};
 use serde_json::{Value, json};
 
 /// Tasks in the run (`SWITCHBACK_REPLICA_TASKS` to change it).
 const TASKS: usize = 1_000;
 
-/// Requests so far, by prompt (each task's prompt is its own).
-type Calls = Arc<Mutex<HashMap<String, u32>>>;
-
-/// Every fourth task's first call is throttled (`retry-after: 0`, a reset wait
-/// of nothing); every call is answered after 20 ms, so calls are in flight when
-/// a replica is killed.
-async fn completions(State(calls): State<Calls>, Json(body): Json<Value>) -> Response {
-    let prompt = body["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let index: usize = prompt
-        .strip_prefix("task ")
-        .and_then(|index| index.parse().ok())
-        .unwrap_or(1);
-    let seen = {
-        let mut calls = calls.lock().unwrap();
-        let count = calls.entry(prompt).or_insert(0);
-        *count += 1;
-        *count
-    };
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    if index.is_multiple_of(4) && seen == 1 {
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", "0".parse().unwrap());
-        let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
-        return (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response();
-    }
-    let chunks = [
-        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-    ];
-    let mut text = String::new();
-    for chunk in chunks {
-        text.push_str("data: ");
-        text.push_str(chunk);
-        text.push_str("\n\n");
-    }
-    text.push_str("data: [DONE]\n\n");
-    ([("content-type", "text/event-stream")], text).into_response()
-}
-
-/// The counting provider on a runtime of its own: its base URL and its counts.
-fn start_provider() -> (String, Calls) {
-    let calls = Calls::default();
-    let router = axum::Router::new()
-        .route("/v1/chat/completions", axum::routing::post(completions))
-        .with_state(calls.clone());
-    (common::serve_on_loopback(router), calls)
+/// The counting provider, on a runtime of its own: every fourth task's first
+/// call is throttled (`retry-after: 0`, a reset wait of nothing); every call is
+/// answered after 20 ms, so calls are in flight when a replica is killed. Each
+/// task's prompt is its own (`task N`).
+fn start_provider() -> MockProvider {
+    MockProvider::scripted_apart(|call| {
+        let index: usize = call
+            .prompt
+            .strip_prefix("task ")
+            .and_then(|index| index.parse().ok())
+            .unwrap_or(1);
+        let answer = if index.is_multiple_of(4) && call.nth == 1 {
+            MockResponse::openai_throttled()
+        } else {
+            MockResponse::reply("Hello")
+        };
+        answer.after(Duration::from_millis(20))
+    })
 }
 
 /// The ids of the tasks whose route events arrive on `address`'s event stream.
@@ -120,16 +85,18 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let replica = |name: &str| {
-        common::start(
+        common::serve(
             dir.path(),
             &["--replica", name],
             &[("SWITCHBACK_DATABASE_URL", &url)],
         )
     };
-    let (a, a_child, _a_lines) = replica("a");
-    let (b, b_child, _b_lines) = replica("b");
-    let (mut a_child, mut b_child) = (common::Stopped(a_child), common::Stopped(b_child));
-    let (base_url, calls) = start_provider();
+    let mut a_server = replica("a");
+    let mut b_server = replica("b");
+    let a = a_server.address().to_owned();
+    let mut b = b_server.address().to_owned();
+    let mock = start_provider();
+    let base_url = mock.base_url();
     for (address, name) in [(&a, "a"), (&b, "b")] {
         let (status, health) = common::get_text(address, "/healthz");
         assert_eq!(status, 200, "{health}");
@@ -196,7 +163,6 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
     // A page on replica A; half the tasks are created on B, which dies halfway
     // (its calls in flight) and comes back under its name.
     let seen_on_a = watch_events(&a);
-    let mut b = b;
     let mut created_on_b = Vec::new();
     let mut ids = Vec::new();
     for index in 1..=tasks {
@@ -214,9 +180,9 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
         }
         ids.push(id);
         if index == tasks / 2 {
-            common::signal(&mut b_child.0, "-KILL");
-            let (address, child, _) = replica("b");
-            (b, b_child) = (address, common::Stopped(child));
+            b_server.signal("-KILL");
+            b_server = replica("b");
+            b = b_server.address().to_owned();
         }
     }
 
@@ -241,15 +207,11 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
     // No attempt was sent twice: a task's requests are at most its attempts (an
     // attempt committed as started and cut before it was sent is not a request),
     // and a completed task's every attempt was answered.
-    let calls = calls.lock().unwrap().clone();
     for (index, id) in ids.iter().enumerate() {
         let (status, task) = request(&a, "GET", &format!("/api/tasks/{id}"), None);
         assert_eq!(status, 200, "{task}");
         let attempts = task["attempts"].as_array().unwrap();
-        let requests = calls
-            .get(&format!("task {}", index + 1))
-            .copied()
-            .unwrap_or(0) as usize;
+        let requests = mock.calls_for(&format!("task {}", index + 1)) as usize;
         assert!(requests <= attempts.len(), "{requests} requests for {task}");
         match task["route"]["state"].as_str().unwrap() {
             "completed" => {
@@ -273,8 +235,8 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
             missing => Err(format!("{missing} of B's tasks never reached A's page")),
         }
     });
-    common::signal(&mut a_child.0, "-TERM");
-    common::signal(&mut b_child.0, "-TERM");
+    a_server.signal("-TERM");
+    b_server.signal("-TERM");
 }
 
 /// A server started again without `--replica` after it was killed takes the
@@ -289,9 +251,9 @@ fn a_server_restarted_without_a_name_takes_its_routes_back_at_once() {
         .block_on(testkit::postgres::schema("switchback_restart_name"))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let serve = || common::start(dir.path(), &[], &[("SWITCHBACK_DATABASE_URL", &url)]);
-    let (address, child, _lines) = serve();
-    let mut child = common::Stopped(child);
+    let serve = || common::serve(dir.path(), &[], &[("SWITCHBACK_DATABASE_URL", &url)]);
+    let mut first = serve();
+    let address = first.address().to_owned();
     let replica = |address: &str| {
         let (status, health) = common::get_text(address, "/healthz");
         assert_eq!(status, 200, "{health}");
@@ -331,26 +293,18 @@ fn a_server_restarted_without_a_name_takes_its_routes_back_at_once() {
     });
 
     // A second server without a name of its own would take the first's: refused.
-    let second = std::process::Command::new(env!("CARGO_BIN_EXE_switchback"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
+    let second = common::serve_command(dir.path())
         .env("SWITCHBACK_DATABASE_URL", &url)
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&second.stderr);
-    assert!(
-        !second.status.success(),
-        "a second server under one name started: {said}"
-    );
+        .start();
+    let said = second.expect_err("a second server under one name started");
     assert!(
         said.contains(&name) && said.contains("--replica"),
         "the refusal names the name and the way out: {said}"
     );
 
-    common::signal(&mut child.0, "-KILL");
-    let (address, restarted, _lines) = serve();
-    let _restarted = common::Stopped(restarted);
+    first.signal("-KILL");
+    let restarted = serve();
+    let address = restarted.address().to_owned();
     assert_eq!(replica(&address), name, "the same name at each start");
     let (status, held) = request(&address, "GET", &path, None);
     assert_eq!(status, 200, "{held}");

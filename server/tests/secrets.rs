@@ -292,10 +292,11 @@ impl Client {
     }
 }
 
-/// `switchback serve` with its whole output captured.
+/// `switchback serve` with its whole output captured byte for byte (the key
+/// must be in none of it, whatever it is), killed when dropped.
 struct Server {
     address: String,
-    child: common::Stopped,
+    child: std::process::Child,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
     readers: Vec<std::thread::JoinHandle<()>>,
@@ -322,7 +323,6 @@ impl Server {
             capture(child.stdout.take().unwrap(), stdout.clone()),
             capture(child.stderr.take().unwrap(), stderr.clone()),
         ];
-        let child = common::Stopped(child);
         let started = Instant::now();
         let address = loop {
             let printed = String::from_utf8_lossy(&stdout.lock().unwrap()).into_owned();
@@ -350,11 +350,11 @@ impl Server {
     /// SIGTERM, a clean exit, and every byte it printed: (stdout, stderr).
     fn stop(mut self) -> (Vec<u8>, Vec<u8>) {
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.0.id().to_string()])
+            .args(["-TERM", &self.child.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
-        let exit = self.child.0.wait().unwrap();
+        let exit = self.child.wait().unwrap();
         assert!(exit.success(), "a clean exit on SIGTERM: {exit:?}");
         for reader in self.readers.drain(..) {
             reader.join().unwrap();
@@ -362,6 +362,13 @@ impl Server {
         let stdout = std::mem::take(&mut *self.stdout.lock().unwrap());
         let stderr = std::mem::take(&mut *self.stderr.lock().unwrap());
         (stdout, stderr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -13,11 +13,9 @@ use common::{get, get_text, request};
 
 /// Start `switchback serve` on the SQLite file `database`, in its (otherwise
 /// empty) directory.
-fn start_server(
-    database: &std::path::Path,
-) -> (String, std::process::Child, mpsc::Receiver<String>) {
+fn start_server(database: &std::path::Path) -> common::ServeProcess {
     let url = format!("sqlite://{}", database.display());
-    common::start(
+    common::serve(
         database.parent().unwrap(),
         &[],
         &[("SWITCHBACK_DATABASE_URL", &url)],
@@ -29,7 +27,8 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
     let work_dir = tempfile::tempdir().unwrap();
     let database = work_dir.path().join("data").join("switchback.db");
     std::fs::create_dir_all(database.parent().unwrap()).unwrap();
-    let (address, mut child, lines_rx) = start_server(&database);
+    let mut child = start_server(&database);
+    let address = child.address().to_owned();
 
     let health = get(&address, "/healthz");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
@@ -39,16 +38,11 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
     assert!(!health.contains("replica"), "{health}");
     assert!(database.exists(), "the database file was created");
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = child.wait().unwrap();
+    let exit = child.signal("-TERM");
     assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
     // Every line it printed: the reader ends at the end of its output, which may
     // come a moment after the exit is seen.
-    let rest: Vec<String> = lines_rx.iter().collect();
+    let rest: Vec<String> = child.lines().iter().collect();
     assert!(
         rest.iter().any(|line| line.contains("switchback stopped")),
         "{rest:?}"
@@ -63,11 +57,10 @@ fn serves_health_from_an_empty_directory_and_stops_on_sigterm() {
 fn sigterm_right_after_the_listening_line_is_a_clean_stop() {
     for _ in 0..5 {
         let work_dir = tempfile::tempdir().unwrap();
-        let (_, mut child, lines_rx) = start_server(&work_dir.path().join("switchback.db"));
-        common::signal(&mut child, "-TERM");
-        let exit = child.wait().unwrap();
+        let mut child = start_server(&work_dir.path().join("switchback.db"));
+        let exit = child.signal("-TERM");
         assert!(exit.success(), "clean exit on an early SIGTERM: {exit:?}");
-        let rest: Vec<String> = lines_rx.iter().collect();
+        let rest: Vec<String> = child.lines().iter().collect();
         assert!(
             rest.iter().any(|line| line.contains("switchback stopped")),
             "{rest:?}"
@@ -147,22 +140,8 @@ fn send(address: &str, method: &str, path: &str, body: Option<&str>) -> (u16, St
 fn providers_and_profiles_through_a_running_server() {
     let work_dir = tempfile::tempdir().unwrap();
     let database = format!("sqlite://{}", work_dir.path().join("api.db").display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--database", &database])
-        .env("NO_COLOR", "1")
-        .current_dir(work_dir.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut lines = stdout.lines().map_while(Result::ok);
-    let address = lines
-        .find_map(|line| {
-            line.split("listening on http://")
-                .nth(1)
-                .map(|a| a.trim().to_owned())
-        })
-        .expect("a listening line");
+    let server = common::serve(work_dir.path(), &["--database", &database], &[]);
+    let address = server.address().to_owned();
 
     let (status, provider) = send(
         &address,
@@ -209,8 +188,6 @@ fn providers_and_profiles_through_a_running_server() {
     let (status, openapi) = send(&address, "GET", "/api/openapi.json", None);
     assert_eq!(status, 200);
     assert!(openapi.contains("\"/api/profiles/{id}\""));
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 #[test]
@@ -270,7 +247,8 @@ fn a_killed_server_restarts_with_its_routes_reconciled() {
     use serde_json::json;
     let work_dir = tempfile::tempdir().unwrap();
     let database = work_dir.path().join("switchback.db");
-    let (address, mut child, _) = start_server(&database);
+    let mut child = start_server(&database);
+    let address = child.address().to_owned();
 
     let (status, hanging) = request(
         &address,
@@ -317,14 +295,10 @@ fn a_killed_server_restarts_with_its_routes_reconciled() {
     until_state(&address, &tasks[0], "running");
     let waiting = until_state(&address, &tasks[1], "waiting_for_reset");
 
-    let status = Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let _ = child.wait();
+    child.signal("-KILL");
 
-    let (address, mut child, _) = start_server(&database);
+    let mut child = start_server(&database);
+    let address = child.address().to_owned();
     let (_, held) = request(&address, "GET", &format!("/api/tasks/{}", tasks[0]), None);
     assert_eq!(held["route"]["state"], "held", "{held}");
     assert_eq!(held["route"]["cause"], "interrupted");
@@ -359,17 +333,15 @@ fn a_killed_server_restarts_with_its_routes_reconciled() {
         metrics.contains("switchback_routes{state=\"waiting_for_reset\"} 1"),
         "{metrics}"
     );
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let _ = child.wait();
+    child.signal("-TERM");
 }
 
 /// A page watching live events does not keep the server from stopping.
 #[test]
 fn sigterm_stops_the_server_with_an_event_stream_open() {
     let work_dir = tempfile::tempdir().unwrap();
-    let (address, mut child, _) = start_server(&work_dir.path().join("switchback.db"));
+    let mut child = start_server(&work_dir.path().join("switchback.db"));
+    let address = child.address().to_owned();
     let mut stream = TcpStream::connect(&address).unwrap();
     write!(
         stream,
@@ -379,19 +351,13 @@ fn sigterm_stops_the_server_with_an_event_stream_open() {
     let mut first = [0u8; 12];
     stream.read_exact(&mut first).unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = done_tx.send(child.wait());
+        let _ = done_tx.send(child.signal("-TERM"));
     });
     let exit = done_rx
         .recv_timeout(Duration::from_secs(20))
-        .expect("the server stops with a stream open")
-        .unwrap();
+        .expect("the server stops with a stream open");
     assert!(exit.success(), "{exit:?}");
 }
 
@@ -420,26 +386,13 @@ fn beyond_loopback_the_server_needs_its_admin_token() {
     assert!(!dir.path().join("open.db").exists(), "nothing was created");
 
     let token = "serve-test-admin-token-0123";
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchback"))
-        .args(["serve", "--bind", "0.0.0.0:0", "--database", &database])
+    let mut child = common::serve_command(dir.path())
+        .bind("0.0.0.0:0")
+        .args(&["--database", &database])
         .env("SWITCHBACK_ADMIN_TOKEN", token)
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .spawn()
+        .start()
         .unwrap();
-    let (lines_tx, lines_rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    let port = common::listening_address(&lines_rx)
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .to_owned();
+    let port = child.address().rsplit(':').next().unwrap().to_owned();
     let address = format!("127.0.0.1:{port}");
     let (status, refused) = request(&address, "GET", "/api/tasks", None);
     assert_eq!(status, 401, "{refused}");
@@ -453,12 +406,12 @@ fn beyond_loopback_the_server_needs_its_admin_token() {
     );
     assert_eq!(status, 200, "{page}");
     assert!(get(&address, "/healthz").starts_with("HTTP/1.1 200"));
-    let logged: Vec<String> = lines_rx.try_iter().collect();
+    let logged: Vec<String> = child.lines().try_iter().collect();
     assert!(
         logged.iter().all(|line| !line.contains(token)),
         "the token is never logged: {logged:?}"
     );
-    common::signal(&mut child, "-TERM");
+    child.signal("-TERM");
 }
 
 /// `switchback backup` copies a database a server is using; a server
@@ -469,7 +422,8 @@ fn a_backup_taken_while_serving_restores_the_same_routes_and_resumes_waits() {
     use serde_json::json;
     let live_dir = tempfile::tempdir().unwrap();
     let database = live_dir.path().join("switchback.db");
-    let (address, mut child, _) = start_server(&database);
+    let mut child = start_server(&database);
+    let address = child.address().to_owned();
     let (_, limited) = request(
         &address,
         "POST",
@@ -539,9 +493,10 @@ fn a_backup_taken_while_serving_restores_the_same_routes_and_resumes_waits() {
         .unwrap();
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
-    common::signal(&mut child, "-KILL");
+    child.signal("-KILL");
 
-    let (address, mut child, _) = start_server(&copy);
+    let mut child = start_server(&copy);
+    let address = child.address().to_owned();
     let (_, restored_wait) = request(&address, "GET", &format!("/api/tasks/{}", tasks[0]), None);
     let (_, restored_done) = request(&address, "GET", &format!("/api/tasks/{}", tasks[1]), None);
     assert_eq!(
@@ -555,5 +510,5 @@ fn a_backup_taken_while_serving_restores_the_same_routes_and_resumes_waits() {
         resumed["turns"][0]["answer"], "after the reset",
         "{resumed}"
     );
-    common::signal(&mut child, "-TERM");
+    child.signal("-TERM");
 }

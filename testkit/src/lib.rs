@@ -5,8 +5,15 @@
 //! - [`eventually`] and [`eventually_async`]: wait for a condition another
 //!   process or task brings about, polling it, up to a bound, rather than
 //!   sleeping for a time and hoping.
+//! - [`ServeProcess`]: `switchback serve` as a child process.
+//!
+//! The loopback provider is the `providers` crate's `mock` feature
+//! (`providers::mock::MockProvider`), next to the adapters it answers.
 
 pub mod postgres;
+mod serve;
+
+pub use serve::{ServeChild, ServeCommand, ServeProcess, listening_in};
 
 use std::time::{Duration, Instant};
 

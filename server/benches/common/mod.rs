@@ -1,28 +1,11 @@
-//! What the bench binaries share: the streamed reply of the loopback provider,
-//! the engine's deadline lateness as it records it, and percentiles.
+//! What the bench binaries share: the engine's deadline lateness as it records
+//! it, and percentiles.
 
 #![allow(dead_code)]
 
 pub mod process;
 
 use std::sync::{Arc, Mutex};
-
-/// A streamed OpenAI-style reply, "Hello", as the loopback provider sends it.
-pub fn streamed_reply() -> String {
-    let chunks = [
-        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
-        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-    ];
-    let mut stream = String::new();
-    for chunk in chunks {
-        stream.push_str("data: ");
-        stream.push_str(chunk);
-        stream.push_str("\n\n");
-    }
-    stream.push_str("data: [DONE]\n\n");
-    stream
-}
 
 /// The engine's own deadline lateness, as it records it
 /// (`switchback_deadline_lateness_seconds`: each deadline to its firing being

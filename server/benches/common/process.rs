@@ -1,12 +1,14 @@
-//! `switchback serve` as a child process of a bench, and what `/proc` says of
-//! a process: its peak resident set and the CPU time it has used.
+//! `switchback serve` as a child process of a bench (the test kit's, with its
+//! complaints counted), and what `/proc` says of a process: its peak resident
+//! set and the CPU time it has used.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
+
+use testkit::{ServeChild, ServeProcess, listening_in};
 
 /// Errors printed in full; the rest are only counted.
 const ERROR_SAMPLES: usize = 10;
@@ -33,10 +35,10 @@ impl Errors {
     }
 }
 
-/// `switchback serve` as a child process, killed if dropped.
+/// `switchback serve` as a child process (the test kit's), killed if dropped.
 pub struct Serve {
     /// The process.
-    pub child: Child,
+    pub child: ServeChild,
     /// Where it listens: `http://127.0.0.1:PORT`.
     pub base: String,
     /// Lines it logged at WARN or ERROR: a count and the first few.
@@ -49,29 +51,23 @@ impl Serve {
     /// Serve on `database`, in `dir`, on a free loopback port, with `env` set;
     /// lines containing `watch` are kept in [`Serve::watched`].
     pub fn start(dir: &Path, database: &str, env: &[(&str, &str)], watch: &str) -> Serve {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_switchback"));
-        command
-            .args(["serve", "--bind", "127.0.0.1:0", "--database", database])
-            .env("NO_COLOR", "1")
-            .current_dir(dir)
-            .stdout(Stdio::piped());
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
+        let (child, lines) = ServeProcess::command(env!("CARGO_BIN_EXE_switchback"), dir)
+            .args(&["--database", database])
+            .envs(env)
+            .spawn()
+            .unwrap();
         let complaints = Arc::new(Errors::default());
         let watched = Arc::new(Mutex::new(Vec::new()));
         let (address_tx, address_rx) = mpsc::channel();
         let (tally, seen, watch) = (complaints.clone(), watched.clone(), watch.to_owned());
-        // Read to the end, so a chatty log never blocks the server on a full pipe.
+        // Every line, to the end of the run.
         std::thread::spawn(move || {
             let mut address_tx = Some(address_tx);
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.split("listening on http://").nth(1)
+            for line in lines {
+                if let Some(address) = listening_in(&line)
                     && let Some(address_tx) = address_tx.take()
                 {
-                    let _ = address_tx.send(url.trim().to_owned());
+                    let _ = address_tx.send(address);
                 }
                 if line.contains(" WARN ") || line.contains(" ERROR ") {
                     tally.record(line.clone());
@@ -100,26 +96,12 @@ impl Serve {
 
     /// SIGTERM, then wait: whether it stopped cleanly.
     pub fn stop(&mut self) -> Result<(), String> {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .map_err(|error| format!("kill: {error}"))?;
-        if !sent.success() {
-            return Err(format!("kill -TERM: {sent}"));
-        }
-        let status = self.child.wait().map_err(|error| error.to_string())?;
+        let status = self.child.signal("-TERM");
         if status.success() {
             Ok(())
         } else {
             Err(format!("serve exited with {status} on SIGTERM"))
         }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

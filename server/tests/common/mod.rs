@@ -1,13 +1,10 @@
-//! What the tests of the real binary share: plain HTTP/1.1 over a TCP stream, a
-//! `switchback serve` child process, and a loopback server for a test's own
-//! provider.
+//! What the tests of the real binary share: plain HTTP/1.1 over a TCP stream,
+//! and `switchback serve` as a child process (the test kit's [`ServeProcess`]).
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 /// A GET's whole answer, head and body.
@@ -116,97 +113,15 @@ pub fn list_tasks(address: &str) -> Vec<serde_json::Value> {
     }
 }
 
-/// Serve `router` on a free loopback port, on a thread and runtime of its own
-/// (so it outlives whatever the test does with its own threads): its base URL.
-pub fn serve_on_loopback(router: axum::Router) -> String {
-    let (address_tx, address_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        tokio::runtime::Runtime::new()
-            .unwrap()
-            .block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                address_tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, router).await.unwrap();
-            });
-    });
-    format!("http://{}", address_rx.recv().unwrap())
+pub use testkit::{ServeCommand, ServeProcess};
+
+/// How to start `switchback serve` in `dir`, on a free loopback port.
+pub fn serve_command(dir: &std::path::Path) -> ServeCommand {
+    ServeProcess::command(env!("CARGO_BIN_EXE_switchback"), dir)
 }
 
-/// Start `switchback serve` on a free port with these extra arguments and
-/// environment, in `dir`: its address, the child, and the lines it logs.
-pub fn start(
-    dir: &std::path::Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (String, Child, mpsc::Receiver<String>) {
-    let (child, lines_rx) = spawn(dir, args, env);
-    let address = listening_address(&lines_rx);
-    (address, child, lines_rx)
-}
-
-/// [`start`] without waiting for the server to listen: the child, and the lines
-/// it logs.
-pub fn spawn(
-    dir: &std::path::Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (Child, mpsc::Receiver<String>) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_switchback"));
-    command
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .args(args)
-        .env("NO_COLOR", "1")
-        .current_dir(dir)
-        .stdout(Stdio::piped());
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let mut child = command.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines_tx, lines_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    (child, lines_rx)
-}
-
-/// The address a server just spawned listens on, read from its log.
-pub fn listening_address(lines_rx: &mpsc::Receiver<String>) -> String {
-    loop {
-        let line = lines_rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("a listening line");
-        if let Some(address) = listening_in(&line) {
-            return address;
-        }
-    }
-}
-
-/// The address in a server's "listening on http://ADDRESS" line (whatever
-/// follows it on the line).
-pub fn listening_in(line: &str) -> Option<String> {
-    let after = line.split("listening on http://").nth(1)?;
-    after.split_whitespace().next().map(str::to_owned)
-}
-
-/// Send `signal` (`-KILL`, `-TERM`) to the child, and wait for it to end.
-pub fn signal(child: &mut Child, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let _ = child.wait();
-}
-
-/// A child killed when dropped, so a failing test leaves no server behind.
-pub struct Stopped(pub Child);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// `switchback serve` in `dir` with these extra arguments and environment, once
+/// it listens.
+pub fn serve(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> ServeProcess {
+    serve_command(dir).args(args).envs(env).start().unwrap()
 }

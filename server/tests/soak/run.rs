@@ -125,7 +125,7 @@ fn schedule(settings: Settings) -> Vec<Kill> {
 struct Server {
     dir: tempfile::TempDir,
     database_url: String,
-    child: Option<common::Stopped>,
+    child: Option<testkit::ServeChild>,
     /// Where it listens now (each start takes a free port).
     address: Arc<RwLock<String>>,
     /// The warnings and errors every start logged, shown if the run fails.
@@ -149,24 +149,24 @@ impl Server {
     /// arrives on the answer.
     fn spawn(&mut self) -> mpsc::Receiver<String> {
         self.starts += 1;
-        let (child, lines) = common::spawn(
-            self.dir.path(),
-            &["--replica", "soak"],
-            &[
+        let (child, lines) = common::serve_command(self.dir.path())
+            .args(&["--replica", "soak"])
+            .envs(&[
                 ("SWITCHBACK_DATABASE_URL", &self.database_url),
                 // The soak makes more changes a minute than a client should.
                 ("SWITCHBACK_MUTATIONS_PER_MINUTE", "0"),
                 ("RUST_LOG", "info"),
-            ],
-        );
-        self.child = Some(common::Stopped(child));
+            ])
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
         let (address_tx, address_rx) = mpsc::channel();
         let complaints = self.complaints.clone();
         let start = self.starts;
         std::thread::spawn(move || {
             let mut address_tx = Some(address_tx);
             for line in lines {
-                if let Some(address) = common::listening_in(&line)
+                if let Some(address) = testkit::listening_in(&line)
                     && let Some(address_tx) = address_tx.take()
                 {
                     let _ = address_tx.send(address);
@@ -199,19 +199,14 @@ impl Server {
 
     fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
-            common::signal(&mut child.0, "-KILL");
+            child.signal("-KILL");
         }
     }
 
     /// SIGTERM, and it must stop cleanly.
     fn stop(&mut self) {
         let mut child = self.child.take().expect("a server runs");
-        let sent = std::process::Command::new("kill")
-            .args(["-TERM", &child.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let exit = child.0.wait().unwrap();
+        let exit = child.signal("-TERM");
         assert!(
             exit.success(),
             "the server stops cleanly on SIGTERM: {exit:?}"
@@ -340,7 +335,8 @@ pub fn soak(database: Database, settings: Settings) {
         settings.tasks,
         settings.kills,
     );
-    let (base_url, received) = provider::start();
+    let (provider, received) = provider::start();
+    let base_url = provider.base_url();
     let mut server = Server::new(database.url());
     let _complaints = ComplaintsOnFailure(server.complaints.clone());
     server.start();
