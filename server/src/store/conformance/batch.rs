@@ -9,7 +9,7 @@ use policy::route::{RouteCause, RouteState};
 
 use super::at;
 use super::tasks::{attempt, commit, route, task};
-use crate::domain::{AfterCommit, AttemptEnd, AttemptOutcome, RouteCommit};
+use crate::domain::{AfterCommit, AttemptEnd, AttemptOutcome, RouteCommit, Task};
 use crate::store::Store;
 
 /// `task_id`'s route held as interrupted from running at generation 1, its attempt
@@ -33,8 +33,8 @@ fn hold(task_id: &TaskId, attempt_id: &str, ran: &Arc<AtomicUsize>) -> (i64, Rou
     )
 }
 
-pub(super) async fn batches(store: &dyn Store) {
-    // Three tasks, each running its first attempt.
+/// Three tasks, each running its first attempt.
+async fn running(store: &dyn Store) -> Vec<Task> {
     let mut tasks = Vec::new();
     for name in ["batch-a", "batch-b", "batch-c"] {
         let (_, task, _) = task(store, name, None).await;
@@ -50,9 +50,14 @@ pub(super) async fn batches(store: &dyn Store) {
             .unwrap();
         tasks.push(task);
     }
-    let ids: Vec<TaskId> = tasks.iter().map(|task| task.id.clone()).collect();
+    tasks
+}
 
-    // Snapshots of the tasks that exist, each with its candidates.
+/// A batch reads the snapshots of the tasks that exist, each with its
+/// candidates, and each running task's unfinished attempt.
+pub async fn a_batch_reads_snapshots_and_unfinished_attempts(store: &dyn Store) {
+    let tasks = running(store).await;
+    let ids: Vec<TaskId> = tasks.iter().map(|task| task.id.clone()).collect();
     let mut asked = ids.clone();
     asked.push(TaskId::new("batch-missing"));
     let mut snapshots = store.get_snapshots(&asked).await.unwrap();
@@ -72,10 +77,18 @@ pub(super) async fn batches(store: &dyn Store) {
             ))
             .collect::<Vec<_>>()
     );
+}
 
-    // The second task's route moves on before the batch: its hold is stale and
-    // writes nothing. The others are held, their attempts finished, their events
-    // logged in order, their after-commit steps run once each.
+/// The second task's route moves on before the batch: its hold is stale and
+/// writes nothing. The others are held, their attempts finished, their events
+/// logged in order, their after-commit steps run once each; again, every fence
+/// is stale and nothing more is written.
+pub async fn a_batch_commit_fences_each_route_on_its_own(store: &dyn Store) {
+    let ids: Vec<TaskId> = running(store)
+        .await
+        .into_iter()
+        .map(|task| task.id)
+        .collect();
     store
         .commit(1, commit(route(&ids[1], RouteState::Stopped, 2)))
         .await
@@ -129,9 +142,11 @@ pub(super) async fn batches(store: &dyn Store) {
         .unwrap();
     assert_eq!(again, [None]);
     assert_eq!(ran.load(Ordering::SeqCst), 2);
+}
 
-    // A transition the batch statement does not carry (a start) is written all
-    // the same, behind its fence.
+/// A transition the batch statement does not carry (a start) is written all
+/// the same, behind its fence.
+pub async fn a_batch_commit_carries_any_transition(store: &dyn Store) {
     let (_, fresh, _) = task(store, "batch-d", None).await;
     let started = store
         .commit_all(vec![(

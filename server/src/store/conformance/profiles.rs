@@ -31,7 +31,9 @@ pub async fn seed_profile(store: &dyn Store) -> Profile {
         .unwrap()
 }
 
-pub(super) async fn profiles(store: &dyn Store) {
+/// A profile keeps its candidates' order, ids, enabled flags and policies, and
+/// reads back and lists as stored.
+pub async fn a_profile_keeps_its_candidates_as_written(store: &dyn Store) {
     let profile = seed_profile(store).await;
     assert_eq!(profile.revision, Revision::FIRST);
     let ids: Vec<&str> = profile.candidates.iter().map(|c| c.id.as_str()).collect();
@@ -43,9 +45,12 @@ pub(super) async fn profiles(store: &dyn Store) {
     );
     assert_eq!(store.get_profile(&profile.id).await.unwrap(), profile);
     assert_eq!(store.list_profiles().await.unwrap(), vec![profile.clone()]);
+}
 
-    // References are checked in the transaction, in one query for every
-    // provider; nothing is written.
+/// References are checked in the transaction, in one query for every
+/// provider, each refusal at its field; nothing is written.
+pub async fn profile_references_are_checked_and_a_refusal_writes_nothing(store: &dyn Store) {
+    seed_profile(store).await;
     let bad = ProfileWrite {
         id: ProfileId::new("bad"),
         name: "Bad".to_owned(),
@@ -69,6 +74,12 @@ pub(super) async fn profiles(store: &dyn Store) {
         store.get_profile(&ProfileId::new("bad")).await,
         Err(StoreError::NotFound { .. })
     ));
+}
+
+/// Names are unique regardless of case, and a taken name does not hide what
+/// else is wrong.
+pub async fn a_taken_profile_name_does_not_hide_other_errors(store: &dyn Store) {
+    seed_profile(store).await;
     let same_name = ProfileWrite {
         id: ProfileId::new("dup"),
         name: "seed".to_owned(),
@@ -79,7 +90,6 @@ pub(super) async fn profiles(store: &dyn Store) {
         field_codes(store.create_profile(same_name).await.unwrap_err()),
         [("name".to_owned(), "unique")]
     );
-    // A taken name does not hide what else is wrong.
     let same_name_and_more = ProfileWrite {
         id: ProfileId::new("dup2"),
         name: "SEED".to_owned(),
@@ -93,8 +103,12 @@ pub(super) async fn profiles(store: &dyn Store) {
             ("candidates[0].provider_id".to_owned(), "not_found"),
         ]
     );
+}
 
-    // An update reorders, keeps ids, adds a candidate and drops none by accident.
+/// The seed profile updated: its candidates reordered (the second enabled
+/// and first), a third added, renamed; the write and the profile it made.
+async fn reordered(store: &dyn Store) -> (ProfileWrite, Profile) {
+    let profile = seed_profile(store).await;
     let mut first = profile.candidates[1].clone();
     first.enabled = true;
     let update = ProfileWrite {
@@ -111,6 +125,12 @@ pub(super) async fn profiles(store: &dyn Store) {
         .update_profile(update.clone(), Revision::FIRST)
         .await
         .unwrap();
+    (update, updated)
+}
+
+/// An update reorders, keeps ids, adds a candidate and drops none by accident.
+pub async fn a_profile_update_reorders_keeps_ids_and_adds(store: &dyn Store) {
+    let (_, updated) = reordered(store).await;
     assert_eq!(updated.revision, Revision::new(2));
     assert_eq!(updated.name, "Seed renamed");
     let ids: Vec<&str> = updated.candidates.iter().map(|c| c.id.as_str()).collect();
@@ -120,8 +140,11 @@ pub(super) async fn profiles(store: &dyn Store) {
         (updated.created_at, updated.updated_at),
         (at(2_000), at(4_000))
     );
+}
 
-    // Stale, unknown and missing updates change nothing.
+/// Stale, unknown and missing updates change nothing.
+pub async fn stale_unknown_and_missing_profile_updates_change_nothing(store: &dyn Store) {
+    let (update, updated) = reordered(store).await;
     match store
         .update_profile(update.clone(), Revision::FIRST)
         .await
@@ -144,7 +167,7 @@ pub(super) async fn profiles(store: &dyn Store) {
         [("candidates[0].id".to_owned(), "not_found")]
     );
     assert_eq!(
-        store.get_profile(&profile.id).await.unwrap(),
+        store.get_profile(&updated.id).await.unwrap(),
         updated,
         "a refused update changes nothing"
     );
@@ -154,7 +177,11 @@ pub(super) async fn profiles(store: &dyn Store) {
         store.update_profile(missing, Revision::FIRST).await,
         Err(StoreError::NotFound { .. })
     ));
+}
 
+/// A deleted profile is gone, once; its provider can go then.
+pub async fn a_deleted_profile_is_gone(store: &dyn Store) {
+    let profile = seed_profile(store).await;
     store.delete_profile(&profile.id).await.unwrap();
     assert!(matches!(
         store.get_profile(&profile.id).await,

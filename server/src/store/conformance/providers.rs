@@ -4,7 +4,9 @@ use super::{at, candidate, field_codes, provider_write};
 use crate::domain::{IdOrigin, ProfileWrite};
 use crate::store::{Store, StoreError};
 
-pub(super) async fn providers(store: &dyn Store) {
+/// Providers are created at revision 1, read back as stored, and listed by
+/// name regardless of case.
+pub async fn providers_are_created_read_and_listed_by_name(store: &dyn Store) {
     let created = store
         .create_provider(provider_write("p1", "Anthropic"))
         .await
@@ -14,7 +16,7 @@ pub(super) async fn providers(store: &dyn Store) {
         (created.created_at, created.updated_at),
         (at(1_000), at(1_000))
     );
-    let other = store
+    store
         .create_provider(provider_write("p0", "beta"))
         .await
         .unwrap();
@@ -32,8 +34,14 @@ pub(super) async fn providers(store: &dyn Store) {
         ["Anthropic", "beta"],
         "listed by name regardless of case"
     );
+}
 
-    // Names are unique regardless of case; nothing is written.
+/// Names are unique regardless of case; a refused provider writes nothing.
+pub async fn provider_names_are_unique_regardless_of_case(store: &dyn Store) {
+    store
+        .create_provider(provider_write("p1", "Anthropic"))
+        .await
+        .unwrap();
     let taken = store
         .create_provider(provider_write("p2", "ANTHROPIC"))
         .await
@@ -43,8 +51,20 @@ pub(super) async fn providers(store: &dyn Store) {
         store.get_provider(&ProviderId::new("p2")).await,
         Err(StoreError::NotFound { .. })
     ));
+}
 
-    // Updates are fenced by revision.
+/// Updates are fenced by revision: a stale one, one to a taken name and one of
+/// a missing provider change nothing.
+pub async fn provider_updates_are_fenced_by_revision(store: &dyn Store) {
+    store
+        .create_provider(provider_write("p1", "Anthropic"))
+        .await
+        .unwrap();
+    store
+        .create_provider(provider_write("p0", "beta"))
+        .await
+        .unwrap();
+    let p1 = ProviderId::new("p1");
     let mut write = provider_write("p1", "Anthropic EU");
     write.base_url = "https://eu.example".to_owned();
     write.now = at(5_000);
@@ -89,8 +109,20 @@ pub(super) async fn providers(store: &dyn Store) {
         store.update_provider(missing, Revision::FIRST).await,
         Err(StoreError::NotFound { .. })
     ));
+}
 
-    // A provider in use cannot go; an unused one can.
+/// A provider a profile uses cannot go, and says who uses it; an unused one can,
+/// once.
+pub async fn a_provider_in_use_cannot_go_and_an_unused_one_can(store: &dyn Store) {
+    let p1 = store
+        .create_provider(provider_write("p1", "Anthropic EU"))
+        .await
+        .unwrap()
+        .id;
+    let other = store
+        .create_provider(provider_write("p0", "beta"))
+        .await
+        .unwrap();
     let uses = ProfileId::new("uses-p1");
     store
         .create_profile(ProfileWrite {

@@ -113,17 +113,59 @@ pub(super) async fn task(
     (profile.id, detail.task, event.is_some())
 }
 
-pub(super) async fn tasks(store: &dyn Store) {
-    // A task keeps its snapshot; the same idempotency key answers the first task.
-    let (profile_id, first, created) = task(store, "alpha", Some("key-a")).await;
+/// The `alpha` task (idempotency key `key-a`) with its first attempt started
+/// (a probe, after a circuit wait), at generation 1: the task, the attempt and
+/// the route as committed.
+async fn started(store: &dyn Store) -> (ProfileId, Task, Attempt, RouteRecord) {
+    let (profile_id, first, _) = task(store, "alpha", Some("key-a")).await;
+    let started = Attempt {
+        probe: true,
+        after_circuit_wait: true,
+        ..attempt(&first, "alpha-a1")
+    };
+    let mut running = route(&first.id, RouteState::Running, 1);
+    running.route.circuit_waited = true;
+    let mut with_attempt = commit(running.clone());
+    with_attempt.start_attempt = Some(started.clone());
+    store.commit(0, with_attempt).await.unwrap();
+    (profile_id, first, started, running)
+}
+
+/// An attempt's end, at 12 s.
+fn end(outcome: AttemptOutcome) -> AttemptEnd {
+    AttemptEnd {
+        finished_at: at(12_000),
+        outcome,
+        verdict: None,
+        decision: None,
+        evidence: None,
+    }
+}
+
+/// [`started`], then held with its attempt cancelled, at generation 2.
+async fn held(store: &dyn Store) -> (ProfileId, Task, Attempt) {
+    let (profile_id, first, started, _) = started(store).await;
+    let mut finished = commit(route(&first.id, RouteState::Held, 2));
+    finished.finish_attempt = Some((started.id.clone(), end(AttemptOutcome::Cancelled)));
+    store.commit(1, finished).await.unwrap();
+    (profile_id, first, started)
+}
+
+/// A task keeps its snapshot of the profile, and starts queued on its first turn.
+pub async fn a_task_keeps_its_snapshot(store: &dyn Store) {
+    let (_, first, created) = task(store, "alpha", Some("key-a")).await;
     assert!(created);
     assert_eq!(first.candidates.len(), 1);
     let detail = store.get_task(&first.id).await.unwrap();
     assert_eq!(detail.route.route.state, RouteState::Queued);
     assert_eq!(detail.turns.len(), 1);
+    assert_eq!(store.get_snapshot(&first.id).await.unwrap(), detail.task);
+}
 
-    // The generation fence: a commit from generation 0 wins once; again, it is stale
-    // and writes nothing (not its attempt, not its event).
+/// The generation fence: a commit from generation 0 wins once; again, it is
+/// stale and writes nothing (not its attempt, not its event).
+pub async fn a_commit_is_fenced_by_its_generation(store: &dyn Store) {
+    let (_, first, _) = task(store, "alpha", Some("key-a")).await;
     let events_before = store.last_event_id().await.unwrap();
     let started = Attempt {
         probe: true,
@@ -153,18 +195,11 @@ pub(super) async fn tasks(store: &dyn Store) {
     assert!(detail.attempts[0].probe && detail.attempts[0].after_circuit_wait);
     assert_eq!(detail.route.route, running.route, "the route as committed");
     assert_eq!(store.last_event_id().await.unwrap(), event, "nor an event");
+}
 
-    // An attempt, once finished, never changes.
-    let end = |outcome| AttemptEnd {
-        finished_at: at(12_000),
-        outcome,
-        verdict: None,
-        decision: None,
-        evidence: None,
-    };
-    let mut finished = commit(route(&first.id, RouteState::Held, 2));
-    finished.finish_attempt = Some((started.id.clone(), end(AttemptOutcome::Cancelled)));
-    store.commit(1, finished).await.unwrap();
+/// An attempt, once finished, never changes.
+pub async fn a_finished_attempt_never_changes(store: &dyn Store) {
+    let (_, first, started) = held(store).await;
     store
         .finish_attempt(&started.id, &end(AttemptOutcome::Superseded))
         .await
@@ -174,8 +209,12 @@ pub(super) async fn tasks(store: &dyn Store) {
         detail.attempts[0].end.as_ref().map(|end| end.outcome),
         Some(AttemptOutcome::Cancelled)
     );
+}
 
-    // An answered turn and a new one; what dispatching reads agrees with the task.
+/// A turn answered (by whom, truncated or not) and a new one asked; what
+/// dispatching reads agrees with the task.
+pub async fn turns_are_answered_and_added_and_progress_agrees(store: &dyn Store) {
+    let (_, first, _) = held(store).await;
     let mut answered = commit(route(&first.id, RouteState::Completed, 3));
     answered.complete_turn = Some((
         1,
@@ -202,23 +241,40 @@ pub(super) async fn tasks(store: &dyn Store) {
     let detail = store.get_task(&first.id).await.unwrap();
     assert_eq!(detail.turns.len(), 2);
     assert!(detail.turns[0].truncated);
+    assert_eq!(
+        detail.turns[0].answer.as_deref(),
+        Some("an \"answer\"\nover lines")
+    );
+    assert_eq!(detail.turns[1].prompt, "and then? ünïcödé");
     let progress = store.get_progress(&first.id).await.unwrap();
     assert_eq!(progress.route, detail.route);
     assert_eq!(progress.turns, detail.turns);
     assert_eq!((progress.calls_on(0), progress.calls_on(1)), (1, 0));
-    assert_eq!(store.get_snapshot(&first.id).await.unwrap(), detail.task);
     let mut held_again = commit(route(&first.id, RouteState::Held, 5));
     held_again.route.route.turn = 2;
     store.commit(4, held_again).await.unwrap();
+    assert_eq!(
+        store.get_route(&first.id).await.unwrap().route.turn,
+        2,
+        "the route is on the new turn"
+    );
+}
 
-    // Unfinished tasks keep their profile and provider.
+/// An unfinished task keeps its profile (and so its provider).
+pub async fn an_unfinished_task_keeps_its_profile(store: &dyn Store) {
+    let (profile_id, _, _) = held(store).await;
     let profile_in_use = store.delete_profile(&profile_id).await.unwrap_err();
     assert!(
         matches!(profile_in_use, StoreError::InUse { .. }),
         "{profile_in_use:?}"
     );
+}
 
-    // The same key again: the first task, nothing new.
+/// The same idempotency key again answers the first task and makes nothing new.
+pub async fn an_idempotency_key_answers_the_first_task(store: &dyn Store) {
+    let (_, first, _) = task(store, "alpha", Some("key-a")).await;
+    let detail = store.get_task(&first.id).await.unwrap();
+    let events = store.last_event_id().await.unwrap();
     let again = store
         .create_task(TaskWrite {
             task: Task {
@@ -233,6 +289,11 @@ pub(super) async fn tasks(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!((again.0.task.id.clone(), again.1), (first.id.clone(), None));
+    assert_eq!(store.last_event_id().await.unwrap(), events, "no event");
+    assert!(matches!(
+        store.get_task(&TaskId::new("alpha-other")).await,
+        Err(StoreError::NotFound { .. })
+    ));
     let by_key = store
         .task_by_idempotency_key("key-a")
         .await
@@ -246,12 +307,21 @@ pub(super) async fn tasks(store: &dyn Store) {
             .unwrap()
             .is_none()
     );
+}
 
-    // Deadlines: due ones, earliest first, and the next one.
+/// The `beta` task waiting on a deadline at 50 s, at generation 1.
+async fn waiting(store: &dyn Store) -> Task {
     let (_, waiting, _) = task(store, "beta", None).await;
     let mut wait = route(&waiting.id, RouteState::RetryWait, 1);
     wait.route.deadline_ms = Some(50_000);
     store.commit(0, commit(wait)).await.unwrap();
+    waiting
+}
+
+/// Deadlines: due ones, earliest first, and the next one; a waiting route is
+/// among the routes in its state.
+pub async fn deadlines_are_due_once_they_pass(store: &dyn Store) {
+    let waiting = waiting(store).await;
     assert_eq!(store.next_deadline(0).await.unwrap(), Some(50_000));
     assert_eq!(store.next_deadline(50_000).await.unwrap(), None, "after it");
     assert!(store.due_routes(49_999, 10).await.unwrap().is_empty());
@@ -263,8 +333,37 @@ pub(super) async fn tasks(store: &dyn Store) {
         .await
         .unwrap();
     assert!(unfinished.iter().any(|record| record.task_id == waiting.id));
+}
 
-    // Circuits: open, extended only later, one probe at half-open, closed by a success.
+/// Routes read a page at a time: in task id order, from after the last one
+/// read, only of the states asked for.
+pub async fn routes_are_read_a_page_at_a_time(store: &dyn Store) {
+    let mut queued = Vec::new();
+    for name in ["d", "a", "c", "b", "e"] {
+        queued.push(task(store, name, None).await.1.id);
+    }
+    waiting(store).await;
+    queued.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+    let page = |after: Option<TaskId>| async move {
+        store
+            .routes_in(&[RouteState::Queued, RouteState::Running], 2, after)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|record| record.task_id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(page(None).await, queued[..2]);
+    assert_eq!(page(Some(queued[1].clone())).await, queued[2..4]);
+    assert_eq!(page(Some(queued[3].clone())).await, queued[4..]);
+    assert!(page(Some(queued[4].clone())).await.is_empty());
+}
+
+/// Circuits: opened, extended only later, one probe at half-open (the claims
+/// released at a restart), closed by a success.
+pub async fn circuits_open_probe_once_and_close(store: &dyn Store) {
+    let (_, first, _) = task(store, "alpha", None).await;
+    let waiting = waiting(store).await;
     let provider = ProviderId::new("beta-p");
     let key = CircuitKey {
         provider_id: provider.clone(),
@@ -307,8 +406,11 @@ pub(super) async fn tasks(store: &dyn Store) {
             .unwrap()
             .is_empty()
     );
+}
 
-    // Route events: after an id, and pruned to the newest.
+/// Route events: read after an id, and pruned to the newest.
+pub async fn route_events_are_read_after_an_id_and_pruned(store: &dyn Store) {
+    held(store).await;
     let last = store.last_event_id().await.unwrap();
     let (after, oldest) = store.events_after(last - 2, 10).await.unwrap();
     assert_eq!(after.len(), 2);
@@ -316,8 +418,12 @@ pub(super) async fn tasks(store: &dyn Store) {
     store.prune_events(1).await.unwrap();
     let (kept, oldest) = store.events_after(0, 10).await.unwrap();
     assert_eq!((kept.len(), oldest), (1, Some(last)));
+}
 
-    // Listing: newest first, by state.
+/// Tasks are listed newest first, by state, each with its first prompt.
+pub async fn tasks_are_listed_by_state(store: &dyn Store) {
+    let (_, first, _) = held(store).await;
+    waiting(store).await;
     let held = store
         .list_tasks(Some(RouteState::Held), None, 10)
         .await
@@ -325,6 +431,7 @@ pub(super) async fn tasks(store: &dyn Store) {
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].task.id, first.id);
     assert_eq!(held[0].prompt, "hello");
+    assert_eq!(store.list_tasks(None, None, 10).await.unwrap().len(), 2);
 }
 
 /// The commit of a firing from generation `expected`, at `now_ms`.
@@ -357,7 +464,7 @@ pub(crate) fn refused_at(result: Result<i64, StoreError>) -> i64 {
 /// A commit that fires a deadline claims only a route still waiting on it: one
 /// not due yet by the commit's time, or not waiting any more, is refused like a
 /// stale generation (the route as it is, nothing written).
-pub(super) async fn firings(store: &dyn Store) {
+pub async fn firings(store: &dyn Store) {
     let task = waiting_until(store, "firing", 50_000).await;
     let events = store.last_event_id().await.unwrap();
     assert_eq!(

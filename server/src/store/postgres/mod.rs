@@ -553,10 +553,12 @@ mod tests {
         (PostgresStore::open(&url, replica).await.unwrap(), url)
     }
 
-    #[tokio::test]
-    async fn conformance_on_postgres() {
-        let (store, _url) = open_fresh("a").await;
-        conformance::run_all(&store).await;
+    /// The store conformance suite on a schema of its own, one test per
+    /// behaviour.
+    mod conformance_on_postgres {
+        use super::open_fresh;
+
+        crate::store::conformance::conformance_tests!(open_fresh("a").await);
     }
 
     #[tokio::test]
@@ -588,24 +590,6 @@ mod tests {
         let reopened = PostgresStore::open(&url, "a").await.unwrap();
         assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
         assert_eq!(reopened.schema_version().await.unwrap(), 3);
-    }
-
-    #[tokio::test]
-    async fn concurrent_commits_exactly_one_wins() {
-        let (store, _url) = open_fresh("a").await;
-        conformance::concurrent_commits_exactly_one_wins(&store).await;
-    }
-
-    #[tokio::test]
-    async fn concurrent_commits_keep_their_order() {
-        let (store, _url) = open_fresh("a").await;
-        conformance::concurrent_commits_keep_their_order(&store).await;
-    }
-
-    #[tokio::test]
-    async fn concurrent_updates_exactly_one_wins() {
-        let (store, _url) = open_fresh("a").await;
-        conformance::concurrent_updates_exactly_one_wins(&store).await;
     }
 
     #[tokio::test]

@@ -259,10 +259,14 @@ mod tests {
         assert!(matches!(error, StoreError::Open { .. }), "{error}");
     }
 
-    #[tokio::test]
-    async fn conformance_on_a_file() {
-        let (_dir, _url, store) = open_temp().await;
-        conformance::run_all(&store).await;
+    /// The store conformance suite on a file, one test per behaviour.
+    mod conformance_on_a_file {
+        use super::open_temp;
+
+        crate::store::conformance::conformance_tests!({
+            let (dir, _url, store) = open_temp().await;
+            (store, dir)
+        });
     }
 
     #[tokio::test]
@@ -272,12 +276,6 @@ mod tests {
         store.close().await;
         let reopened = SqliteStore::open(&url).await.unwrap();
         assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
-    }
-
-    #[tokio::test]
-    async fn concurrent_commits_exactly_one_wins() {
-        let (_dir, _url, store) = open_temp().await;
-        conformance::concurrent_commits_exactly_one_wins(&store).await;
     }
 
     #[tokio::test]
@@ -369,17 +367,5 @@ mod tests {
         // The next batch took the route and sixteen new tasks; the rest came after.
         let route = order.iter().position(|name| name == "route").unwrap();
         assert!(route <= 1 + writer::NEW_PER_BATCH, "{order:?}");
-    }
-
-    #[tokio::test]
-    async fn concurrent_commits_keep_their_order() {
-        let (_dir, _url, store) = open_temp().await;
-        conformance::concurrent_commits_keep_their_order(&store).await;
-    }
-
-    #[tokio::test]
-    async fn concurrent_updates_exactly_one_wins() {
-        let (_dir, _url, store) = open_temp().await;
-        conformance::concurrent_updates_exactly_one_wins(&store).await;
     }
 }
