@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use api::{AttemptId, TaskId};
 use async_trait::async_trait;
 
-use super::{SqliteStore, writer};
+use super::{SqliteStore, commit};
 use crate::domain::{RouteCommit, Task};
 use crate::store::rows::{TaskCandidateRow, TaskRow, tasks_from_rows, to_json};
 use crate::store::{BatchStore, StoreError};
@@ -64,7 +64,7 @@ impl BatchStore for SqliteStore {
         self.readers.read(|connection| {
             let mut statement = connection.prepare_cached(
                 "SELECT task_id, id FROM attempts WHERE finished_at_ms IS NULL \
-                 AND task_id IN (SELECT value FROM json_each(?))",
+                 AND task_id IN (SELECT value FROM json_each(?)) ORDER BY task_id, seq",
             )?;
             let unfinished = statement
                 .query_map([&ids], |row| {
@@ -90,7 +90,7 @@ impl BatchStore for SqliteStore {
                     commits
                         .into_iter()
                         .map(|(expected, commit)| {
-                            let written = writer::commit(connection, expected, &commit)?;
+                            let written = commit::commit(connection, expected, &commit)?;
                             Ok((written, commit.event_json, commit.after))
                         })
                         .collect::<Result<Vec<_>, StoreError>>()

@@ -18,7 +18,7 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 #[cfg(doc)]
 use super::reader;
-use super::{SqliteStore, writer};
+use super::{SqliteStore, commit};
 use crate::domain::{
     AttemptEnd, Circuit, CircuitKey, Progress, RouteCommit, RouteRecord, StoredEvent, Task,
     TaskDetail, TaskListing, TaskWrite, Turn,
@@ -159,11 +159,11 @@ impl TaskStore for SqliteStore {
         let created = self
             .tasks
             .write_new(
-                move |connection| writer::create_task(connection, &written),
+                move |connection| commit::create_task(connection, &written),
                 {
                     let (store, data) = (self.clone(), write.event_json.clone());
                     move |created| {
-                        if let writer::Created::New(event_id) = created {
+                        if let commit::Created::New(event_id) = created {
                             store.publish(*event_id, &data);
                         }
                     }
@@ -171,7 +171,7 @@ impl TaskStore for SqliteStore {
             )
             .await?;
         match created {
-            writer::Created::New(event_id) => {
+            commit::Created::New(event_id) => {
                 let write = std::sync::Arc::unwrap_or_clone(write);
                 Ok((
                     TaskDetail {
@@ -183,7 +183,7 @@ impl TaskStore for SqliteStore {
                     Some(event_id),
                 ))
             }
-            writer::Created::Existing(first) => {
+            commit::Created::Existing(first) => {
                 Ok((self.get_task(&TaskId::new(first)).await?, None))
             }
         }
@@ -311,7 +311,7 @@ impl TaskStore for SqliteStore {
         let written = self
             .tasks
             .write(
-                move |connection| writer::commit(connection, expected_generation, &commit),
+                move |connection| commit::commit(connection, expected_generation, &commit),
                 // In commit order, on the writer: the event, then the effects.
                 move |written| {
                     if let Some(event_id) = written {
@@ -335,7 +335,7 @@ impl TaskStore for SqliteStore {
         let (id, end) = (id.clone(), end.clone());
         self.tasks
             .write(
-                move |connection| writer::finish_attempt(connection, id.as_str(), &end),
+                move |connection| commit::finish_attempt(connection, id.as_str(), &end),
                 |()| {},
             )
             .await
@@ -433,7 +433,7 @@ impl TaskStore for SqliteStore {
         let (key, task_id) = (key.clone(), task_id.clone());
         self.tasks
             .write(
-                move |connection| writer::claim_probe(connection, &key, task_id.as_str(), now_ms),
+                move |connection| commit::claim_probe(connection, &key, task_id.as_str(), now_ms),
                 |_| {},
             )
             .await
