@@ -244,7 +244,8 @@ struct Shared {
     calls: Mutex<HashMap<(String, String), u32>>,
     hits: watch::Sender<usize>,
     abandoned: watch::Sender<usize>,
-    /// Requests not yet answered, and the most there ever were at once.
+    /// Requests whose answer has not begun (its status and headers not sent),
+    /// and the most there ever were at once.
     in_flight: AtomicU64,
     peak_in_flight: AtomicU64,
 }
@@ -424,7 +425,8 @@ impl MockProvider {
             .sum()
     }
 
-    /// The most requests that were ever waiting for their answer at once.
+    /// The most requests that were ever waiting for their answer to begin at
+    /// once.
     pub fn peak_in_flight(&self) -> u64 {
         self.shared.peak_in_flight.load(Ordering::Relaxed)
     }
@@ -828,7 +830,9 @@ mod tests {
     #[tokio::test]
     async fn a_scripted_mock_answers_by_model_and_prompt_and_counts() {
         let mock = MockProvider::scripted(|call| {
-            if call.nth == 1 {
+            if call.model == "slow" {
+                MockResponse::reply("late").after(Duration::from_millis(300))
+            } else if call.nth == 1 {
                 MockResponse::openai_throttled()
             } else {
                 MockResponse::reply(&format!("{} {} {}", call.path, call.model, call.prompt))
@@ -874,7 +878,20 @@ mod tests {
             mock.requests().is_empty(),
             "a scripted mock keeps no request"
         );
-        assert!(mock.peak_in_flight() >= 1);
+        assert_eq!(mock.peak_in_flight(), 1, "one at a time so far");
+        // Two at once, each answered after its delay: both wait together.
+        let (first, second) = tokio::join!(
+            post(openai, "slow", json!("b")),
+            post(openai, "slow", json!("c"))
+        );
+        assert_eq!(
+            (
+                first.unwrap().status().as_u16(),
+                second.unwrap().status().as_u16()
+            ),
+            (200, 200)
+        );
+        assert_eq!(mock.peak_in_flight(), 2);
     }
 
     #[test]

@@ -105,7 +105,8 @@ pub struct ServeArgs {
     /// route's owner). Without it, the machine's host name and a digest of the
     /// machine and the database: the same at each start, so a server restarted
     /// after a crash takes its routes back at once. Two servers on one machine
-    /// and database need a name each; a name a running server holds is refused.
+    /// and database need a name each (and a container whose host name changes
+    /// at each start needs one); a name a running server holds is refused.
     #[arg(long, env = "SWITCHBACK_REPLICA", value_name = "NAME",
           value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub replica: Option<String>,

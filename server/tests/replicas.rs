@@ -188,16 +188,17 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
 
     // Every route comes to rest: completed, or held as interrupted (its call was
     // in flight on the replica that died: SPEC 5 leaves it to a person).
-    let counts = testkit::eventually(Duration::from_secs(120), || {
-        let counts = states(&a);
-        let resting = counts.get("completed").copied().unwrap_or(0)
-            + counts.get("held").copied().unwrap_or(0);
-        if resting == tasks + 1 {
-            Ok(counts)
-        } else {
-            Err(format!("not at rest: {counts:?}"))
-        }
-    });
+    let counts =
+        testkit::eventually_every(Duration::from_secs(120), Duration::from_millis(100), || {
+            let counts = states(&a);
+            let resting = counts.get("completed").copied().unwrap_or(0)
+                + counts.get("held").copied().unwrap_or(0);
+            if resting == tasks + 1 {
+                Ok(counts)
+            } else {
+                Err(format!("not at rest: {counts:?}"))
+            }
+        });
     eprintln!("at rest: {counts:?}");
     assert!(
         counts.get("completed").copied().unwrap_or(0) > tasks / 2,

@@ -2,9 +2,9 @@
 //! (a dev-dependency only):
 //!
 //! - [`postgres`]: the test PostgreSQL, and a schema of a test's own in it.
-//! - [`eventually`] and [`eventually_async`]: wait for a condition another
-//!   process or task brings about, polling it, up to a bound, rather than
-//!   sleeping for a time and hoping.
+//! - [`eventually`], [`eventually_every`] and [`eventually_async`]: wait for a
+//!   condition another process or task brings about, polling it, up to a
+//!   bound, rather than sleeping for a time and hoping.
 //! - [`ServeProcess`]: `switchback serve` as a child process.
 //!
 //! The loopback provider is the `providers` crate's `mock` feature
@@ -47,7 +47,17 @@ impl<T, E: std::fmt::Display> Answer for Result<T, E> {
 /// Ask `check` until it answers, every 10 ms, for at most `timeout`: what it
 /// answered. Panics with the timeout and what the last ask saw if it never
 /// does.
-pub fn eventually<A: Answer>(timeout: Duration, mut check: impl FnMut() -> A) -> A::Value {
+pub fn eventually<A: Answer>(timeout: Duration, check: impl FnMut() -> A) -> A::Value {
+    eventually_every(timeout, POLL, check)
+}
+
+/// [`eventually`], asking every `every` (a check that costs the system under
+/// test, such as listing every task, asked less often).
+pub fn eventually_every<A: Answer>(
+    timeout: Duration,
+    every: Duration,
+    mut check: impl FnMut() -> A,
+) -> A::Value {
     let deadline = Instant::now() + timeout;
     loop {
         match check().answer() {
@@ -57,7 +67,7 @@ pub fn eventually<A: Answer>(timeout: Duration, mut check: impl FnMut() -> A) ->
                 "not so within {timeout:?}: {seen}"
             ),
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(every);
     }
 }
 

@@ -122,13 +122,19 @@ impl ServeCommand {
                     }
                     said.push(line);
                 }
-                Err(_) => {
+                Err(error) => {
                     let _ = child.0.kill();
                     let status = child.0.wait().ok();
+                    let why = match error {
+                        mpsc::RecvTimeoutError::Disconnected => {
+                            "ended before it listened".to_owned()
+                        }
+                        mpsc::RecvTimeoutError::Timeout => {
+                            format!("did not say where it listens within {:?}", self.patience)
+                        }
+                    };
                     return Err(format!(
-                        "switchback serve did not say where it listens within {:?} \
-                         (exit: {status:?}); it said: {said:#?}",
-                        self.patience
+                        "switchback serve {why} (exit: {status:?}); it said: {said:#?}"
                     ));
                 }
             }
@@ -265,6 +271,7 @@ mod tests {
             .patience(Duration::from_secs(5))
             .start()
             .unwrap_err();
+        assert!(error.contains("ended before it listened"), "{error}");
         assert!(error.contains("serve --bind 127.0.0.1:0"), "{error}");
     }
 }

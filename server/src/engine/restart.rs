@@ -2,8 +2,9 @@
 //! left is taken up once, a batch of routes at a time: routes with nothing sent
 //! are dispatched, and routes whose attempt was started and never finished are
 //! held as interrupted, their attempts finished as interrupted, in one commit a
-//! batch (two reads and one write for a batch, not a read and a transaction a
-//! route; a batch's commit runs while the next batch is read). Passed deadlines fire from the scheduler's first pass, and future ones
+//! batch (a read a state, two reads and one write for a batch of 2,048, not a
+//! read and a transaction a route; a batch's commit runs while the next batch
+//! is read). Passed deadlines fire from the scheduler's first pass, and future ones
 //! stay armed (they are in the database).
 
 use std::collections::HashMap;
@@ -46,8 +47,27 @@ impl Engine {
     pub(super) async fn reconcile(&self) -> Result<usize, StoreError> {
         self.inner.store.release_probes().await?;
         let mut touched = 0;
+        let mut committing = None;
+        let read = self.take_up_pages(&mut touched, &mut committing).await;
+        // The last page's holds, whatever became of the reading: a commit is
+        // never left running on its own.
+        if let Some(previous) = committing {
+            touched += joined(previous.await)?;
+        }
+        read?;
+        tracing::info!(routes = touched, "restart reconciliation done");
+        Ok(touched)
+    }
+
+    /// Every page of unmoved routes, in task id order: each page's holds
+    /// committed (in `committing`) while the next page is read, the previous
+    /// page's awaited first. Counts what was dispatched or held in `touched`.
+    async fn take_up_pages(
+        &self,
+        touched: &mut usize,
+        committing: &mut Option<tokio::task::JoinHandle<Result<usize, StoreError>>>,
+    ) -> Result<(), StoreError> {
         let mut after: Option<TaskId> = None;
-        let mut committing: Option<tokio::task::JoinHandle<Result<usize, StoreError>>> = None;
         loop {
             let routes = self
                 .inner
@@ -55,24 +75,19 @@ impl Engine {
                 .routes_in(&UNMOVED, TAKE_UP_BATCH, after.clone())
                 .await?;
             let Some(last) = routes.last() else {
-                break;
+                return Ok(());
             };
             after = Some(last.task_id.clone());
             let holds = self.read_holds(&routes).await?;
             if let Some(previous) = committing.take() {
-                touched += joined(previous.await)?;
+                *touched += joined(previous.await)?;
             }
-            touched += holds.dispatched;
+            *touched += holds.dispatched;
             let engine = self.clone();
-            committing = Some(tokio::spawn(
+            *committing = Some(tokio::spawn(
                 async move { engine.hold(holds.running).await },
             ));
         }
-        if let Some(previous) = committing {
-            touched += joined(previous.await)?;
-        }
-        tracing::info!(routes = touched, "restart reconciliation done");
-        Ok(touched)
     }
 
     /// Routes that no process is moving (a restart's, or a replica's that went

@@ -339,7 +339,8 @@ pub trait BatchStore: Send + Sync {
     /// The snapshots of these tasks (the ones that exist), in no particular order.
     async fn get_snapshots(&self, ids: &[TaskId]) -> Result<Vec<Task>, StoreError>;
 
-    /// The unfinished attempt of each of these tasks that has one.
+    /// The unfinished attempt of each of these tasks that has one (should a
+    /// task have more than one, the latest comes last).
     async fn unfinished_attempts(
         &self,
         ids: &[TaskId],

@@ -298,7 +298,7 @@ fn create(address: &RwLock<String>, profile_id: &str, index: usize) -> Created {
 
 /// Every task listed, once none is moving any more.
 fn at_rest(address: &str, tasks: usize) -> Vec<Value> {
-    testkit::eventually(REST_WITHIN, || {
+    testkit::eventually_every(REST_WITHIN, Duration::from_millis(100), || {
         let listed = common::list_tasks(address);
         let mut states: BTreeMap<String, usize> = BTreeMap::new();
         for task in &listed {

@@ -1,7 +1,9 @@
 //! Many routes at a time, in PostgreSQL: the reads take the ids as one array,
 //! and transitions that write a route, an attempt's end and an event go in one
 //! statement a batch: the values as arrays (`UNNEST`), the routes' fenced UPDATE
-//! first, the attempts and events written only for the routes it matched.
+//! first, the attempts and events written only for the routes it matched. A
+//! statement the database chose to end in a deadlock (two replicas taking up the
+//! same routes at once) wrote nothing, and is sent again.
 
 use std::collections::HashMap;
 
@@ -67,7 +69,8 @@ impl BatchStore for PostgresStore {
     ) -> Result<Vec<(TaskId, AttemptId)>, StoreError> {
         let ids: Vec<&str> = ids.iter().map(TaskId::as_str).collect();
         let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT task_id, id FROM attempts WHERE finished_at_ms IS NULL AND task_id = ANY($1)",
+            "SELECT task_id, id FROM attempts WHERE finished_at_ms IS NULL AND task_id = ANY($1) \
+             ORDER BY task_id, seq",
         )
         .bind(&ids)
         .fetch_all(&self.pool)
@@ -85,28 +88,46 @@ impl BatchStore for PostgresStore {
         let mut written: Vec<Option<i64>> = vec![None; commits.len()];
         let (batch, one_by_one): (Vec<usize>, Vec<usize>) =
             (0..commits.len()).partition(|&index| batchable(&commits[index].1));
+        // Each durable one's `after` runs before anything else is written, so a
+        // later failure never leaves a written transition without its effects.
+        let carried_out = |index: usize, event_id: Option<i64>| {
+            if let Some(event_id) = event_id {
+                // Durable: the sequencer gives the event its public id, and it
+                // reaches every replica's feed from there.
+                self.committed.notify_one();
+                commits[index].1.after.run(event_id);
+            }
+        };
         if !batch.is_empty() {
-            let events = self.write_batch(&commits, &batch).await?;
+            let mut tries = 0;
+            let events = loop {
+                tries += 1;
+                match self.write_batch(&commits, &batch).await {
+                    Err(StoreError::Database(error)) if tries < 3 && is_deadlock(&error) => {}
+                    written => break written?,
+                }
+            };
             for index in batch {
                 written[index] = events.get(commits[index].1.route.task_id.as_str()).copied();
+                carried_out(index, written[index]);
             }
         }
         for index in one_by_one {
             let (expected, commit) = &commits[index];
             written[index] = self.write_commit(*expected, commit).await?;
-        }
-        if written.iter().any(Option::is_some) {
-            // Durable: the sequencer gives the events their public ids, and they
-            // reach every replica's feed from there.
-            self.committed.notify_one();
-        }
-        for ((_, commit), event_id) in commits.iter().zip(&written) {
-            if let Some(event_id) = event_id {
-                commit.after.run(*event_id);
-            }
+            carried_out(index, written[index]);
         }
         Ok(written)
     }
+}
+
+/// Whether the database ended the statement to break a deadlock (it wrote
+/// nothing).
+fn is_deadlock(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(sqlx::error::DatabaseError::code)
+        .is_some_and(|code| code == "40P01")
 }
 
 impl PostgresStore {
@@ -154,7 +175,8 @@ impl PostgresStore {
              new_episode = i.new_episode, episode_json = i.episode_json, turn = i.turn, \
              escalations = i.escalations, max_tokens = i.max_tokens, \
              updated_at_ms = i.updated_at_ms, owner = $25 FROM input i \
-             WHERE r.task_id = i.task_id AND r.generation = i.expected RETURNING r.task_id), \
+             WHERE r.task_id = i.task_id AND r.generation = i.expected \
+             RETURNING r.task_id), \
              finished AS (UPDATE attempts a SET finished_at_ms = f.finished_at_ms, \
              outcome = f.outcome, class = f.class, code = f.code, confidence = f.confidence, \
              catalogue = f.catalogue, rule = f.rule, safe_cause = f.safe_cause, \

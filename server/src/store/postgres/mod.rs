@@ -10,8 +10,10 @@
 //! one.
 
 mod batch;
+mod commit;
 mod profiles;
 mod providers;
+mod sequence;
 mod tasks;
 
 use std::str::FromStr;
@@ -153,7 +155,38 @@ impl PostgresStore {
         .bind(FORGET_REPLICA_AFTER_MS)
         .execute(&self.pool)
         .await?;
+        self.keep_name().await;
         Ok(())
+    }
+
+    /// The name's session checked: one that died (the database restarted, the
+    /// connection was cut) took the name's lock with it, so the name is taken
+    /// again; should another server have taken it meanwhile, that is said.
+    async fn keep_name(&self) {
+        let mut name = self.name_lock.lock().await;
+        let Some(connection) = name.as_mut() else {
+            // Closed, or lost to another server already.
+            return;
+        };
+        if sqlx::query("SELECT 1")
+            .execute(&mut *connection)
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        *name = None;
+        match hold_name(&self.pool, &self.replica).await {
+            Ok(again) => {
+                tracing::warn!(replica = %self.replica, "this replica's name was lost with its connection; taken again");
+                *name = Some(again);
+            }
+            Err(error) => tracing::error!(
+                replica = %self.replica,
+                error = %error,
+                "this replica's name was lost with its connection, and another server holds it now"
+            ),
+        }
     }
 
     /// Publish the event log to `feed`, in id order, from every replica: woken by
@@ -180,7 +213,7 @@ impl PostgresStore {
                 match sqlx::postgres::PgListener::connect_with(&self.pool).await {
                     Ok(mut connected) => {
                         match connected
-                            .listen_all([tasks::SEQUENCED, tasks::CANCELS])
+                            .listen_all([sequence::SEQUENCED, sequence::CANCELS])
                             .await
                         {
                             Ok(()) => listener = Some(connected),
@@ -202,7 +235,7 @@ impl PostgresStore {
                 // Sequence what committed (all of it, batch after batch).
                 loop {
                     match self.sequence().await {
-                        Ok(count) if count >= tasks::SEQUENCE_BATCH => {}
+                        Ok(count) if count >= sequence::SEQUENCE_BATCH => {}
                         Ok(_) => break,
                         Err(error) => {
                             if !self.pool.is_closed() {
@@ -255,7 +288,7 @@ impl PostgresStore {
                     let mut heard = first.or_else(|| received_now(connected, &mut wake));
                     while let Some(notification) = heard {
                         match notification.channel() {
-                            tasks::CANCELS => {
+                            sequence::CANCELS => {
                                 if let Some((generation, task_id)) =
                                     notification.payload().split_once(' ')
                                     && let Ok(generation) = generation.parse()
@@ -461,17 +494,23 @@ impl Store for PostgresStore {
 /// meet).
 const NAME_LOCK_CLASS: i32 = 0x5357_4b42;
 
-/// How long a start waits for its name to come free: the database ends the
-/// session of a server that was killed as soon as it sees the connection
-/// close, which can be a moment after the process is gone.
+/// How long a start waits for a name a live server holds (its heartbeat is
+/// fresh) before it is refused: the database ends the session of a server that
+/// was killed as soon as it sees the connection close, which can be a moment
+/// after the process is gone.
 const NAME_GRACE: Duration = Duration::from_secs(3);
 
 /// Take `replica`'s name on a connection of its own, held until the store
-/// closes or the process ends; refused while another running server holds it
-/// (after [`NAME_GRACE`]).
+/// closes or the process ends; refused while another running server holds it.
+/// A name held by a session whose server's heartbeat has lapsed (its host went
+/// away, and the database has not yet seen the connection die, which can take
+/// hours) is taken from it: that session is ended. So a start waits at most
+/// [`NAME_GRACE`] for a live holder, and [`LAPSE_MS`] more for one that stopped
+/// beating.
 async fn hold_name(pool: &PgPool, replica: &str) -> Result<PgConnection, StoreError> {
     let mut connection = pool.acquire().await?.detach();
-    let given_up = tokio::time::Instant::now() + NAME_GRACE;
+    let started = tokio::time::Instant::now();
+    let lapse = Duration::from_millis(LAPSE_MS.unsigned_abs());
     loop {
         let taken: bool = sqlx::query_scalar(
             "SELECT pg_try_advisory_lock($1, hashtext(current_schema() || '/' || $2))",
@@ -483,13 +522,56 @@ async fn hold_name(pool: &PgPool, replica: &str) -> Result<PgConnection, StoreEr
         if taken {
             return Ok(connection);
         }
-        if tokio::time::Instant::now() >= given_up {
-            let _ = sqlx::Connection::close(connection).await;
-            return Err(StoreError::ReplicaTaken {
-                replica: replica.to_owned(),
-            });
+        // How long ago the holder last beat, by the database's clock.
+        let silent_ms: Option<i64> = sqlx::query_scalar(
+            "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - heartbeat_at_ms \
+             FROM replicas WHERE id = $1",
+        )
+        .bind(replica)
+        .fetch_optional(&mut connection)
+        .await?;
+        let waited = started.elapsed();
+        match silent_ms {
+            Some(silent_ms) if silent_ms >= LAPSE_MS => {
+                tracing::warn!(
+                    replica,
+                    silent_ms,
+                    "the session holding this replica's name belongs to a server that stopped \
+                     beating; ending it"
+                );
+                sqlx::query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_locks \
+                     WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
+                     AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                     AND classid::bigint = ($1::bigint & 4294967295) \
+                     AND objid::bigint = (hashtext(current_schema() || '/' || $2)::bigint & 4294967295) \
+                     AND pid <> pg_backend_pid()",
+                )
+                .bind(NAME_LOCK_CLASS)
+                .bind(replica)
+                .execute(&mut connection)
+                .await?;
+            }
+            // Beating (or not yet beating): alive, once the grace is over.
+            Some(silent_ms)
+                if silent_ms < 2 * i64::try_from(HEARTBEAT.as_millis()).unwrap_or(i64::MAX)
+                    && waited >= NAME_GRACE =>
+            {
+                return Err(refused(connection, replica).await);
+            }
+            None if waited >= NAME_GRACE => return Err(refused(connection, replica).await),
+            _ if waited >= NAME_GRACE + lapse => return Err(refused(connection, replica).await),
+            _ => {}
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The refusal of a name a live server holds, the connection let go.
+async fn refused(connection: PgConnection, replica: &str) -> StoreError {
+    let _ = sqlx::Connection::close(connection).await;
+    StoreError::ReplicaTaken {
+        replica: replica.to_owned(),
     }
 }
 
@@ -580,6 +662,75 @@ mod tests {
         for store in [other, elsewhere, again] {
             store.close().await;
         }
+    }
+
+    /// A name whose session outlived its server (its host went away, and the
+    /// database has not seen the connection die) is taken back once that
+    /// server's heartbeat has lapsed: the session left behind is ended.
+    #[tokio::test]
+    async fn a_name_left_by_a_server_that_stopped_beating_is_taken_back() {
+        let (store, url) = open_fresh("another").await;
+        let mut left = <PgConnection as sqlx::Connection>::connect(&url)
+            .await
+            .unwrap();
+        let held: bool = sqlx::query_scalar(
+            "SELECT pg_try_advisory_lock($1, hashtext(current_schema() || '/' || 'a'))",
+        )
+        .bind(NAME_LOCK_CLASS)
+        .fetch_one(&mut left)
+        .await
+        .unwrap();
+        assert!(held);
+        sqlx::query(
+            "INSERT INTO replicas (id, started_at_ms, heartbeat_at_ms) VALUES ('a', 0, \
+             (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 60000)",
+        )
+        .execute(&mut left)
+        .await
+        .unwrap();
+        let taken = PostgresStore::open(&url, "a").await.unwrap();
+        assert!(
+            sqlx::query("SELECT 1").execute(&mut left).await.is_err(),
+            "the session left behind was ended"
+        );
+        taken.close().await;
+        store.close().await;
+    }
+
+    /// A name whose connection is cut (the database ended its session) is taken
+    /// again at the next heartbeat, on a session of its own.
+    #[tokio::test]
+    async fn a_name_whose_connection_is_cut_is_taken_again() {
+        let (store, url) = open_fresh("a").await;
+        let admin = sqlx::PgPool::connect(&url).await.unwrap();
+        let holders = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND objsubid = 2 AND classid::bigint = ($1::bigint & 4294967295) \
+             AND objid::bigint = (hashtext(current_schema() || '/' || 'a')::bigint & 4294967295)";
+        let first: i32 = sqlx::query_scalar(holders)
+            .bind(NAME_LOCK_CLASS)
+            .fetch_one(&admin)
+            .await
+            .unwrap();
+        sqlx::query("SELECT pg_terminate_backend($1)")
+            .bind(first)
+            .execute(&admin)
+            .await
+            .unwrap();
+        let admin = &admin;
+        testkit::eventually_async(Duration::from_secs(15), || async move {
+            let now: Vec<i32> = sqlx::query_scalar(holders)
+                .bind(NAME_LOCK_CLASS)
+                .fetch_all(admin)
+                .await
+                .unwrap();
+            if now.len() == 1 && now[0] != first {
+                Ok(())
+            } else {
+                Err(format!("the name's holders: {now:?} (first {first})"))
+            }
+        })
+        .await;
+        store.close().await;
     }
 
     #[tokio::test]
