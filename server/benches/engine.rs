@@ -295,14 +295,14 @@ async fn reconciliation(driver: Driver, left: Left, count: usize) {
     let statements = seed_statements(left, &series, id, now_ms);
     match driver {
         Driver::Sqlite => {
-            seed(
+            common::execute_all(
                 sqlx::SqlitePool::connect(&opened.url).await.unwrap(),
                 statements,
             )
             .await
         }
         Driver::Postgres => {
-            seed(
+            common::execute_all(
                 sqlx::PgPool::connect(&opened.url).await.unwrap(),
                 statements,
             )
@@ -346,23 +346,6 @@ async fn reconciliation(driver: Driver, left: Left, count: usize) {
     engine.shut_down();
     engine.stopped().await;
     opened.store.close().await;
-}
-
-/// Runs `statements` in one transaction on `pool`, then closes it.
-async fn seed<DB: sqlx::Database>(pool: sqlx::Pool<DB>, statements: Vec<String>)
-where
-    for<'c> &'c mut <DB as sqlx::Database>::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'q> <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
-{
-    let mut tx = pool.begin().await.unwrap();
-    for statement in statements {
-        sqlx::query(sqlx::AssertSqlSafe(statement))
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-    }
-    tx.commit().await.unwrap();
-    pool.close().await;
 }
 
 #[derive(Clone, Copy, Debug)]

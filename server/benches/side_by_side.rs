@@ -695,32 +695,16 @@ fn seed_statements(routes: usize, now_ms: i64, seed: Seed) -> Vec<String> {
     statements
 }
 
-/// Run `statements` in one transaction on any of sqlx's databases.
-async fn execute_all<DB: sqlx::Database>(pool: sqlx::Pool<DB>, statements: Vec<String>)
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-{
-    let mut tx = pool.begin().await.unwrap();
-    for statement in statements {
-        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-    }
-    tx.commit().await.unwrap();
-    pool.close().await;
-}
-
 async fn seed(database: &str, routes: usize, seed: Seed) {
     let statements = seed_statements(routes, now_ms(), seed);
     if database.starts_with("sqlite:") {
-        execute_all(
+        common::execute_all(
             sqlx::SqlitePool::connect(database).await.unwrap(),
             statements,
         )
         .await;
     } else {
-        execute_all(sqlx::PgPool::connect(database).await.unwrap(), statements).await;
+        common::execute_all(sqlx::PgPool::connect(database).await.unwrap(), statements).await;
     }
 }
 

@@ -83,3 +83,19 @@ pub fn percentile(sorted: &[i64], p: f64) -> i64 {
     let rank = ((sorted.len() - 1) as f64 * p).round() as usize;
     sorted[rank]
 }
+
+/// Run `statements` in one transaction on any of sqlx's databases.
+pub async fn execute_all<DB: sqlx::Database>(pool: sqlx::Pool<DB>, statements: Vec<String>)
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    let mut tx = pool.begin().await.unwrap();
+    for statement in statements {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    pool.close().await;
+}
