@@ -12,6 +12,7 @@
 
 mod postgres;
 mod rows;
+mod shared;
 mod sqlite;
 
 #[cfg(test)]

@@ -2,10 +2,7 @@
 //! tables are the same on SQLite and PostgreSQL (integers, booleans, text and
 //! JSON text), so one `FromRow` type serves both. Each driver keeps its own SQL.
 
-use api::{
-    AttemptId, CandidateId, FieldError, ProfileId, ProviderId, Revision, TaskId, Timestamp,
-    refusals,
-};
+use api::{AttemptId, CandidateId, ProfileId, ProviderId, Revision, TaskId, Timestamp, refusals};
 use policy::route::{Route, RouteCause};
 use policy::{Decision, Episode, EscalationSettings, PolicyDocument};
 use providers::{SimulatedStep, Timeouts};
@@ -42,6 +39,18 @@ impl Revisioned {
     /// The refusal of a name that another row of this table has.
     pub(super) fn name_taken(self) -> StoreError {
         StoreError::Invalid(vec![refusals::name_taken(self.entity())])
+    }
+
+    /// A write's error, where a unique violation (of the name: ids are new)
+    /// is the refusal of a taken name.
+    pub(super) fn name_race(self) -> impl Fn(sqlx::Error) -> StoreError {
+        move |error| {
+            if is_unique_violation(&error) {
+                self.name_taken()
+            } else {
+                error.into()
+            }
+        }
     }
 }
 
@@ -728,20 +737,6 @@ pub(super) fn profile_from_rows(
         created_at: Timestamp::from_millis(row.created_at_ms),
         updated_at: Timestamp::from_millis(row.updated_at_ms),
     })
-}
-
-/// A taken name (if the write met one) and the reference errors, together.
-pub(super) fn refused(name_taken: bool, references: Vec<FieldError>) -> Result<(), StoreError> {
-    let mut errors = Vec::new();
-    if name_taken {
-        errors.push(refusals::name_taken(Revisioned::Profiles.entity()));
-    }
-    errors.extend(references);
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(StoreError::Invalid(errors))
-    }
 }
 
 /// Kinds and families are stored by their JSON names.

@@ -22,12 +22,11 @@ use futures_util::FutureExt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use api::{Revision, Timestamp};
+use api::Timestamp;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgConnection, PgPool};
 
-use super::rows::{self, Revisioned};
 use super::{Store, StoreError};
 use crate::domain::{Feed, FeedSender, Published};
 
@@ -415,28 +414,6 @@ impl Wake {
 /// How long the pump lets notifications gather before it acts on them: under
 /// load, one sequencing and one read serve many commits.
 const GATHER: Duration = Duration::from_millis(5);
-
-/// After a fenced UPDATE changed no row: the row is gone (`NotFound`) or it has
-/// moved past `sent` (`Stale`).
-async fn stale_or_missing(
-    table: Revisioned,
-    conn: &mut PgConnection,
-    id: &str,
-    sent: Revision,
-) -> StoreError {
-    let query = match table {
-        Revisioned::Providers => "SELECT revision FROM providers WHERE id = $1",
-        Revisioned::Profiles => "SELECT revision FROM profiles WHERE id = $1",
-    };
-    match sqlx::query_scalar::<_, i64>(query)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await
-    {
-        Ok(current) => rows::stale_or_missing(table, id, sent, current),
-        Err(error) => error.into(),
-    }
-}
 
 #[async_trait]
 impl Store for PostgresStore {

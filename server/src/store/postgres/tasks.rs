@@ -27,13 +27,6 @@ use crate::store::rows::{
 };
 use crate::store::{StoreError, TaskStore};
 
-/// The states an unfinished task's route can be in, for `concat!`.
-macro_rules! unfinished {
-    () => {
-        "('queued', 'running', 'retry_wait', 'waiting_for_reset', 'retrying', 'held')"
-    };
-}
-
 /// The replicas alive now (given the parameter of the lapse in milliseconds), by
 /// the database's clock, the one heartbeats are written by; for `concat!`.
 macro_rules! live_replicas {
@@ -63,37 +56,6 @@ macro_rules! fired_here {
             ")"
         )
     };
-}
-
-/// How many unfinished tasks were started from the profile `id`.
-pub(super) async fn unfinished_tasks_using_profile(
-    conn: &mut PgConnection,
-    id: &str,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(concat!(
-        "SELECT COUNT(*) FROM tasks JOIN routes ON routes.task_id = tasks.id \
-         WHERE tasks.profile_id = $1 AND routes.state IN ",
-        unfinished!()
-    ))
-    .bind(id)
-    .fetch_one(&mut *conn)
-    .await?)
-}
-
-/// How many unfinished tasks have the provider `id` among their candidates.
-pub(super) async fn unfinished_tasks_using_provider(
-    conn: &mut PgConnection,
-    id: &str,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(concat!(
-        "SELECT COUNT(DISTINCT task_candidates.task_id) FROM task_candidates \
-         JOIN routes ON routes.task_id = task_candidates.task_id \
-         WHERE task_candidates.provider_id = $1 AND routes.state IN ",
-        unfinished!()
-    ))
-    .bind(id)
-    .fetch_one(&mut *conn)
-    .await?)
 }
 
 async fn fetch_route(conn: &mut PgConnection, id: &str) -> Result<RouteRecord, StoreError> {

@@ -17,12 +17,11 @@ mod writer;
 use std::str::FromStr;
 use std::time::Duration;
 
-use api::{Revision, Timestamp};
+use api::Timestamp;
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 
-use super::rows::{self, Revisioned};
 use super::{Store, StoreError};
 
 /// The migrations in `migrations/`, embedded in the binary.
@@ -146,28 +145,6 @@ impl SqliteStore {
                 data: data.clone(),
             }));
         }
-    }
-}
-
-/// After a fenced UPDATE changed no row: the row is gone (`NotFound`) or it has
-/// moved past `sent` (`Stale`).
-async fn stale_or_missing(
-    table: Revisioned,
-    conn: &mut SqliteConnection,
-    id: &str,
-    sent: Revision,
-) -> StoreError {
-    let query = match table {
-        Revisioned::Providers => "SELECT revision FROM providers WHERE id = ?",
-        Revisioned::Profiles => "SELECT revision FROM profiles WHERE id = ?",
-    };
-    match sqlx::query_scalar::<_, i64>(query)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await
-    {
-        Ok(current) => rows::stale_or_missing(table, id, sent, current),
-        Err(error) => error.into(),
     }
 }
 

@@ -1,161 +1,59 @@
-//! Dynamic profiles and their candidates in SQLite.
+//! Dynamic profiles and their candidates in SQLite: the shared statements
+//! (`store::shared`) in a write transaction, which holds the database's write
+//! lock, so what the checks find holds until the commit.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use api::{FieldError, ProfileId, Revision, refusals};
+use api::{ProfileId, Revision};
 use async_trait::async_trait;
 use sqlx::SqliteConnection;
 
 use super::SqliteStore;
-use crate::domain::{IdOrigin, Profile, ProfileWrite};
-use crate::store::rows::{
-    CandidateRow, ProfileRow, Revisioned, candidate_columns, is_unique_violation, profile_columns,
-    profile_from_rows, refused, unfinished_users,
-};
+use crate::domain::{Profile, ProfileWrite};
+use crate::store::rows::Revisioned;
 use crate::store::{ProfileStore, StoreError};
 
-const TABLE: Revisioned = Revisioned::Profiles;
+type Shared = crate::store::shared::Sql<sqlx::Sqlite>;
 
-async fn fetch(conn: &mut SqliteConnection, id: &str) -> Result<Profile, StoreError> {
-    let row: Option<ProfileRow> = sqlx::query_as(concat!(
-        "SELECT ",
-        profile_columns!(),
-        " FROM profiles WHERE id = ?"
-    ))
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?;
-    let row = row.ok_or_else(|| TABLE.not_found(id))?;
-    let candidates: Vec<CandidateRow> = sqlx::query_as(concat!(
-        "SELECT ",
-        candidate_columns!(),
-        " FROM candidates WHERE profile_id = ? ORDER BY position"
-    ))
-    .bind(id)
-    .fetch_all(&mut *conn)
-    .await?;
-    profile_from_rows(row, candidates)
-}
-
-/// Inside a write transaction: every referenced provider exists (one query
-/// for all of them), and every client-sent candidate id belongs to this
-/// profile (`known_ids`). The errors, in candidate order.
-async fn reference_errors(
+/// The providers `write`'s candidates name that exist (one query for all).
+async fn present_providers(
     conn: &mut SqliteConnection,
     write: &ProfileWrite,
-    known_ids: &HashSet<String>,
-) -> Result<Vec<FieldError>, StoreError> {
-    let provider_ids: Vec<&str> = write
+) -> Result<HashSet<String>, StoreError> {
+    let ids: Vec<&str> = write
         .candidates
         .iter()
         .map(|(candidate, _)| candidate.provider_id.as_str())
         .collect();
-    let missing: HashSet<String> = sqlx::query_scalar(
-        "SELECT DISTINCT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM providers)",
+    let present: Vec<String> = sqlx::query_scalar(
+        "SELECT id FROM providers WHERE id IN (SELECT value FROM json_each($1))",
     )
-    .bind(serde_json::to_string(&provider_ids).expect("ids serialize"))
+    .bind(serde_json::to_string(&ids).expect("ids serialize"))
     .fetch_all(&mut *conn)
-    .await?
-    .into_iter()
-    .collect();
-    let mut errors = Vec::new();
-    for (index, (candidate, origin)) in write.candidates.iter().enumerate() {
-        if *origin == IdOrigin::Client && !known_ids.contains(candidate.id.as_str()) {
-            errors.push(refusals::not_a_candidate_of_this_profile(index));
-        }
-        if missing.contains(candidate.provider_id.as_str()) {
-            errors.push(refusals::no_such_provider(index));
-        }
-    }
-    Ok(errors)
-}
-
-async fn insert_candidates(
-    conn: &mut SqliteConnection,
-    write: &ProfileWrite,
-) -> Result<(), StoreError> {
-    for (position, (candidate, _)) in write.candidates.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO candidates (id, profile_id, position, provider_id, model, enabled, max_tokens, escalation_json, policy_json) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(candidate.id.as_str())
-        .bind(write.id.as_str())
-        .bind(i64::try_from(position).unwrap_or(i64::MAX))
-        .bind(candidate.provider_id.as_str())
-        .bind(&candidate.model)
-        .bind(candidate.enabled)
-        .bind(i64::from(candidate.max_tokens))
-        .bind(serde_json::to_string(&candidate.escalation).expect("escalation serializes"))
-        .bind(serde_json::to_string(&candidate.policy).expect("policy serializes"))
-        .execute(&mut *conn)
-        .await?;
-    }
-    Ok(())
+    .await?;
+    Ok(present.into_iter().collect())
 }
 
 #[async_trait]
 impl ProfileStore for SqliteStore {
     async fn create_profile(&self, write: ProfileWrite) -> Result<Profile, StoreError> {
         let mut tx = self.write().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO profiles (id, name, name_key, revision, created_at_ms, updated_at_ms) VALUES (?, ?, ?, 1, ?, ?)",
-        )
-        .bind(write.id.as_str())
-        .bind(&write.name)
-        .bind(write.name.to_lowercase())
-        .bind(write.now.as_millis())
-        .bind(write.now.as_millis())
-        .execute(&mut *tx)
-        .await;
-        let name_taken = match inserted {
-            Err(error) if is_unique_violation(&error) => true,
-            Err(error) => return Err(error.into()),
-            Ok(_) => false,
-        };
-        let references = reference_errors(&mut tx, &write, &HashSet::new()).await?;
-        refused(name_taken, references)?;
-        insert_candidates(&mut tx, &write).await?;
-        let profile = fetch(&mut tx, write.id.as_str()).await?;
+        let present = present_providers(&mut tx, &write).await?;
+        let profile = Shared::insert_profile(&mut tx, &write, &present).await?;
         tx.commit().await?;
         Ok(profile)
     }
 
     async fn list_profiles(&self) -> Result<Vec<Profile>, StoreError> {
         let mut tx = self.read().await?;
-        let rows: Vec<ProfileRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            profile_columns!(),
-            " FROM profiles ORDER BY name_key, id"
-        ))
-        .fetch_all(&mut *tx)
-        .await?;
-        let candidates: Vec<CandidateRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            candidate_columns!(),
-            " FROM candidates ORDER BY profile_id, position"
-        ))
-        .fetch_all(&mut *tx)
-        .await?;
+        let profiles = Shared::profiles(&mut tx).await?;
         tx.commit().await?;
-        let mut by_profile: HashMap<String, Vec<CandidateRow>> = HashMap::new();
-        for candidate in candidates {
-            by_profile
-                .entry(candidate.profile_id.clone())
-                .or_default()
-                .push(candidate);
-        }
-        rows.into_iter()
-            .map(|row| {
-                let mine = by_profile.remove(&row.id).unwrap_or_default();
-                profile_from_rows(row, mine)
-            })
-            .collect()
+        Ok(profiles)
     }
 
     async fn get_profile(&self, id: &ProfileId) -> Result<Profile, StoreError> {
         let mut tx = self.read().await?;
-        let profile = fetch(&mut tx, id.as_str()).await?;
+        let profile = Shared::profile(&mut tx, id.as_str()).await?;
         tx.commit().await?;
         Ok(profile)
     }
@@ -166,70 +64,17 @@ impl ProfileStore for SqliteStore {
         expected: Revision,
     ) -> Result<Profile, StoreError> {
         let mut tx = self.write().await?;
-        let updated = sqlx::query(
-            "UPDATE profiles SET name = ?, name_key = ?, revision = revision + 1, updated_at_ms = ? \
-             WHERE id = ? AND revision = ?",
-        )
-        .bind(&write.name)
-        .bind(write.name.to_lowercase())
-        .bind(write.now.as_millis())
-        .bind(write.id.as_str())
-        .bind(expected.get())
-        .execute(&mut *tx)
-        .await;
-        let name_taken = match updated {
-            Err(error) if is_unique_violation(&error) => true,
-            Err(error) => return Err(error.into()),
-            Ok(result) if result.rows_affected() == 0 => {
-                return Err(
-                    super::stale_or_missing(TABLE, &mut tx, write.id.as_str(), expected).await,
-                );
-            }
-            Ok(_) => false,
-        };
-        let known_ids: HashSet<String> =
-            sqlx::query_scalar("SELECT id FROM candidates WHERE profile_id = ?")
-                .bind(write.id.as_str())
-                .fetch_all(&mut *tx)
-                .await?
-                .into_iter()
-                .collect();
-        let references = reference_errors(&mut tx, &write, &known_ids).await?;
-        refused(name_taken, references)?;
-        sqlx::query("DELETE FROM candidates WHERE profile_id = ?")
-            .bind(write.id.as_str())
-            .execute(&mut *tx)
-            .await?;
-        insert_candidates(&mut tx, &write).await?;
-        let profile = fetch(&mut tx, write.id.as_str()).await?;
+        let present = present_providers(&mut tx, &write).await?;
+        let profile = Shared::update_profile(&mut tx, &write, expected, &present).await?;
         tx.commit().await?;
         Ok(profile)
     }
 
     async fn delete_profile(&self, id: &ProfileId) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
-        let name: Option<String> = sqlx::query_scalar("SELECT name FROM profiles WHERE id = ?")
-            .bind(id.as_str())
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(name) = name else {
-            return Err(TABLE.not_found(id.as_str()));
-        };
-        let unfinished = super::tasks::unfinished_tasks_using_profile(&mut tx, id.as_str()).await?;
-        if unfinished > 0 {
-            return Err(StoreError::InUse {
-                entity: TABLE.entity(),
-                name,
-                users: unfinished_users(unfinished),
-            });
-        }
-        let deleted = sqlx::query("DELETE FROM profiles WHERE id = ?")
-            .bind(id.as_str())
-            .execute(&mut *tx)
-            .await?;
-        if deleted.rows_affected() == 0 {
-            return Err(TABLE.not_found(id.as_str()));
-        }
+        let profile = Shared::profile(&mut tx, id.as_str()).await?;
+        Shared::refuse_if_profile_used(&mut tx, id.as_str(), profile.name).await?;
+        Shared::delete(Revisioned::Profiles, &mut tx, id.as_str()).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -29,37 +29,6 @@ use crate::store::rows::{
 };
 use crate::store::{StoreError, TaskStore};
 
-/// How many unfinished tasks were started from the profile `id`.
-pub(super) async fn unfinished_tasks_using_profile(
-    conn: &mut SqliteConnection,
-    id: &str,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(concat!(
-        "SELECT COUNT(*) FROM tasks JOIN routes ON routes.task_id = tasks.id \
-         WHERE tasks.profile_id = ? AND routes.state IN ",
-        "('queued', 'running', 'retry_wait', 'waiting_for_reset', 'retrying', 'held')"
-    ))
-    .bind(id)
-    .fetch_one(&mut *conn)
-    .await?)
-}
-
-/// How many unfinished tasks have the provider `id` among their candidates.
-pub(super) async fn unfinished_tasks_using_provider(
-    conn: &mut SqliteConnection,
-    id: &str,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(concat!(
-        "SELECT COUNT(DISTINCT task_candidates.task_id) FROM task_candidates \
-         JOIN routes ON routes.task_id = task_candidates.task_id \
-         WHERE task_candidates.provider_id = ? AND routes.state IN ",
-        "('queued', 'running', 'retry_wait', 'waiting_for_reset', 'retrying', 'held')"
-    ))
-    .bind(id)
-    .fetch_one(&mut *conn)
-    .await?)
-}
-
 async fn fetch_route(conn: &mut SqliteConnection, id: &str) -> Result<RouteRecord, StoreError> {
     let row: Option<RouteRow> = sqlx::query_as(concat!(
         "SELECT ",
