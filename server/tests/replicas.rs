@@ -4,15 +4,13 @@
 //! while one replica is killed with SIGKILL and started again, no attempt is
 //! sent twice, and a page watching one replica sees what the other commits.
 
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::request;
+use crate::common::request;
 use providers::mock::{MockProvider, MockResponse};
 use serde_json::{Value, json};
 
@@ -65,7 +63,7 @@ fn watch_events(address: &str) -> Arc<Mutex<HashSet<String>>> {
 /// How many of the run's routes are in each state, read through `address`.
 fn states(address: &str) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
-    for task in common::list_tasks(address) {
+    for task in crate::common::list_tasks(address) {
         *counts
             .entry(task["route"]["state"].as_str().unwrap().to_owned())
             .or_insert(0) += 1;
@@ -85,7 +83,7 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let replica = |name: &str| {
-        common::serve(
+        crate::common::serve(
             dir.path(),
             &["--replica", name],
             &[("SWITCHBACK_DATABASE_URL", &url)],
@@ -98,7 +96,7 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
     let mock = start_provider();
     let base_url = mock.base_url();
     for (address, name) in [(&a, "a"), (&b, "b")] {
-        let (status, health) = common::get_text(address, "/healthz");
+        let (status, health) = crate::common::get_text(address, "/healthz");
         assert_eq!(status, 200, "{health}");
         let health = health.split_once("\r\n\r\n").unwrap().1;
         assert!(health.contains(r#""database":"postgres""#), "{health}");
@@ -136,7 +134,7 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
     let key_body = json!({"profile_id": profile["id"], "prompt": "task 0"});
     let (on_a, on_b) = std::thread::scope(|scope| {
         let on_a = scope.spawn(|| {
-            common::request_with(
+            crate::common::request_with(
                 &a,
                 "POST",
                 "/api/tasks",
@@ -145,7 +143,7 @@ fn two_replicas_share_one_database_and_survive_the_loss_of_one() {
             )
         });
         let on_b = scope.spawn(|| {
-            common::request_with(
+            crate::common::request_with(
                 &b,
                 "POST",
                 "/api/tasks",
@@ -252,11 +250,11 @@ fn a_server_restarted_without_a_name_takes_its_routes_back_at_once() {
         .block_on(testkit::postgres::schema("switchback_restart_name"))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let serve = || common::serve(dir.path(), &[], &[("SWITCHBACK_DATABASE_URL", &url)]);
+    let serve = || crate::common::serve(dir.path(), &[], &[("SWITCHBACK_DATABASE_URL", &url)]);
     let mut first = serve();
     let address = first.address().to_owned();
     let replica = |address: &str| {
-        let (status, health) = common::get_text(address, "/healthz");
+        let (status, health) = crate::common::get_text(address, "/healthz");
         assert_eq!(status, 200, "{health}");
         let health: Value = serde_json::from_str(health.split_once("\r\n\r\n").unwrap().1).unwrap();
         health["replica"].as_str().unwrap().to_owned()
@@ -294,7 +292,7 @@ fn a_server_restarted_without_a_name_takes_its_routes_back_at_once() {
     });
 
     // A second server without a name of its own would take the first's: refused.
-    let second = common::serve_command(dir.path())
+    let second = crate::common::serve_command(dir.path())
         .env("SWITCHBACK_DATABASE_URL", &url)
         .start();
     let said = second.expect_err("a second server under one name started");

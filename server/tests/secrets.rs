@@ -10,9 +10,6 @@
 //! random letters and digits), so the test passes only if the exact value the
 //! adapter sent is scrubbed, not just what looks like a key.
 
-mod common;
-
-#[path = "secrets/echo.rs"]
 mod echo;
 
 use std::io::Read;

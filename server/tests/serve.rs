@@ -1,21 +1,19 @@
 //! The real binary: it starts on an empty directory, answers `/healthz`, and
 //! stops cleanly on SIGTERM.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{get, get_text, request};
+use crate::common::{get, get_text, request};
 
 /// Start `switchback serve` on the SQLite file `database`, in its (otherwise
 /// empty) directory.
-fn start_server(database: &std::path::Path) -> common::ServeProcess {
+fn start_server(database: &std::path::Path) -> crate::common::ServeProcess {
     let url = format!("sqlite://{}", database.display());
-    common::serve(
+    crate::common::serve(
         database.parent().unwrap(),
         &[],
         &[("SWITCHBACK_DATABASE_URL", &url)],
@@ -140,7 +138,7 @@ fn send(address: &str, method: &str, path: &str, body: Option<&str>) -> (u16, St
 fn providers_and_profiles_through_a_running_server() {
     let work_dir = tempfile::tempdir().unwrap();
     let database = format!("sqlite://{}", work_dir.path().join("api.db").display());
-    let server = common::serve(work_dir.path(), &["--database", &database], &[]);
+    let server = crate::common::serve(work_dir.path(), &["--database", &database], &[]);
     let address = server.address().to_owned();
 
     let (status, provider) = send(
@@ -386,7 +384,7 @@ fn beyond_loopback_the_server_needs_its_admin_token() {
     assert!(!dir.path().join("open.db").exists(), "nothing was created");
 
     let token = "serve-test-admin-token-0123";
-    let mut child = common::serve_command(dir.path())
+    let mut child = crate::common::serve_command(dir.path())
         .bind("0.0.0.0:0")
         .args(&["--database", &database])
         .env("SWITCHBACK_ADMIN_TOKEN", token)
@@ -397,7 +395,7 @@ fn beyond_loopback_the_server_needs_its_admin_token() {
     let (status, refused) = request(&address, "GET", "/api/tasks", None);
     assert_eq!(status, 401, "{refused}");
     let bearer = format!("Bearer {token}");
-    let (status, page) = common::request_with(
+    let (status, page) = crate::common::request_with(
         &address,
         "GET",
         "/api/tasks",

@@ -11,21 +11,15 @@
 //!
 //! ```text
 //! SWITCHBACK_SOAK_TASKS=1000 SWITCHBACK_SOAK_KILLS=40 \
-//!     cargo nextest run --release -p server --test soak
+//!     cargo nextest run --release -p server --test all soak::
 //! ```
 //!
 //! Each run prints its seed; `SWITCHBACK_SOAK_SEED=N` draws the same kill
 //! schedule again (where the kills land in the work still depends on timing).
 
-mod common;
-
-#[path = "soak/integrity.rs"]
 mod integrity;
-#[path = "soak/provider.rs"]
 mod provider;
-#[path = "soak/run.rs"]
 mod run;
-#[path = "soak/script.rs"]
 mod script;
 
 /// The short form's tasks.

@@ -5,8 +5,8 @@
 use policy::route::{ManualAction, RouteCause, RouteState};
 use serde_json::json;
 
-use crate::evidence::*;
-use crate::harness::*;
+use crate::engine::evidence::*;
+use crate::engine::harness::*;
 
 /// Busy twice (retries of 10 s), then a reply; a second candidate that answers.
 async fn waiting_task(h: &Harness) -> api::TaskView {

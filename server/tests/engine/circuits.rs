@@ -9,7 +9,7 @@ use policy::route::RouteState;
 use providers::mock::{MockProvider, MockResponse, MockStop};
 use serde_json::json;
 
-use crate::harness::*;
+use crate::engine::harness::*;
 
 fn rate_limited(seconds: u32) -> MockResponse {
     MockResponse::Error {

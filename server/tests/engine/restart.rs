@@ -6,8 +6,8 @@
 use policy::route::{RouteCause, RouteState};
 use serde_json::json;
 
-use crate::evidence::*;
-use crate::harness::*;
+use crate::engine::evidence::*;
+use crate::engine::harness::*;
 
 #[tokio::test]
 async fn a_wait_survives_a_restart_and_fires_once() {

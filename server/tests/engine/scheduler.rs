@@ -4,8 +4,8 @@
 use policy::route::RouteState;
 use serde_json::json;
 
-use crate::evidence::*;
-use crate::harness::*;
+use crate::engine::evidence::*;
+use crate::engine::harness::*;
 
 /// Reset waits allowed up to an hour, so a provider's `retry-after` is waited for.
 fn waits_an_hour() -> serde_json::Value {

@@ -5,8 +5,8 @@ use policy::route::{RouteCause, RouteState};
 use policy::{Class, SemanticCode};
 use serde_json::json;
 
-use crate::evidence::*;
-use crate::harness::*;
+use crate::engine::evidence::*;
+use crate::engine::harness::*;
 
 #[tokio::test]
 async fn a_reply_completes_the_turn_and_records_its_candidate() {

@@ -8,7 +8,7 @@ use policy::{Class, SemanticCode};
 use providers::mock::{MockProvider, MockResponse, MockStop};
 use serde_json::json;
 
-use crate::harness::*;
+use crate::engine::harness::*;
 
 const KEY: &str = "sk-mock-0123456789abcdef";
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use providers::mock::{MockCall, MockEnd, MockProvider, MockResponse};
 
-use crate::script::{self, Reply};
+use crate::soak::script::{self, Reply};
 
 /// What the provider received.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

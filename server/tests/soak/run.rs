@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common;
-use crate::integrity::Database;
-use crate::provider;
-use crate::script::{self, Ending};
+use crate::soak::integrity::Database;
+use crate::soak::provider;
+use crate::soak::script::{self, Ending};
 
 /// How many threads create tasks at once.
 const CREATORS: usize = 4;

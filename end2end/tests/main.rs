@@ -1,0 +1,8 @@
+//! The browser tests, in one binary (one link, not one a file); each test starts
+//! its own server and browser.
+
+mod access;
+mod profile_editor;
+mod providers;
+mod skeleton;
+mod tasks;
