@@ -122,6 +122,29 @@ pub fn gate(
     through_circuit: bool,
     now_ms: i64,
 ) -> Gate {
+    gate_within(open_until_ms, section, through_circuit, now_ms, None)
+}
+
+/// [`gate`] for a route whose caller waits for its answer until `respond_by_ms`
+/// (a gateway call's deadline): a circuit that half-opens after it is not waited
+/// for, and the route takes its exhausted outcome. `None` is [`gate`].
+///
+/// ```
+/// use policy::circuit::{Gate, gate_within};
+/// use policy::PolicySection;
+/// let section = PolicySection::transient_default(); // max_wait_s: 300
+/// let now_ms = 1_000_000;
+/// let open_until_ms = Some(now_ms + 60_000);
+/// assert_eq!(gate_within(open_until_ms, &section, false, now_ms, Some(now_ms + 60_000)), Gate::Wait { until_ms: now_ms + 60_000 });
+/// assert_eq!(gate_within(open_until_ms, &section, false, now_ms, Some(now_ms + 59_999)), Gate::Exhausted);
+/// ```
+pub fn gate_within(
+    open_until_ms: Option<i64>,
+    section: &PolicySection,
+    through_circuit: bool,
+    now_ms: i64,
+    respond_by_ms: Option<i64>,
+) -> Gate {
     match open_until_ms {
         None => Gate::Send,
         Some(until_ms) if until_ms <= now_ms || through_circuit => Gate::Send,
@@ -129,6 +152,7 @@ pub fn gate(
             let wait_ms = until_ms.saturating_sub(now_ms);
             if u64::try_from(wait_ms)
                 .is_ok_and(|wait_ms| wait_ms <= section.reset_wait.max_wait_ms())
+                && respond_by_ms.is_none_or(|by_ms| until_ms <= by_ms)
             {
                 Gate::Wait { until_ms }
             } else {
@@ -188,6 +212,41 @@ mod tests {
                 gate(open_until_ms, &section, through_circuit, now_ms),
                 expected,
                 "{open_until_ms:?} {through_circuit}"
+            );
+        }
+    }
+
+    /// A caller's deadline bounds the wait as the section's `max_wait_s` does; a
+    /// probe and a half-open circuit send whatever it is.
+    #[test]
+    fn the_wait_is_bounded_by_the_callers_deadline_too() {
+        let section = PolicySection::transient_default(); // max_wait_s: 300
+        let now_ms = 5_000;
+        let until_ms = now_ms + 60_000;
+        let cases = [
+            (
+                Some(until_ms),
+                false,
+                Some(until_ms),
+                Gate::Wait { until_ms },
+            ),
+            (Some(until_ms), false, Some(until_ms - 1), Gate::Exhausted),
+            (Some(until_ms), false, None, Gate::Wait { until_ms }),
+            (Some(until_ms), true, Some(now_ms), Gate::Send),
+            (Some(now_ms), false, Some(now_ms), Gate::Send),
+            (None, false, Some(now_ms), Gate::Send),
+        ];
+        for (open_until_ms, through_circuit, respond_by_ms, expected) in cases {
+            assert_eq!(
+                gate_within(
+                    open_until_ms,
+                    &section,
+                    through_circuit,
+                    now_ms,
+                    respond_by_ms
+                ),
+                expected,
+                "{open_until_ms:?} {through_circuit} {respond_by_ms:?}"
             );
         }
     }

@@ -226,6 +226,45 @@ pub fn evaluate(
     has_next_candidate: bool,
     now_ms: i64,
 ) -> Decision {
+    evaluate_within(
+        policy,
+        classification,
+        episode,
+        effects,
+        has_next_candidate,
+        now_ms,
+        None,
+    )
+}
+
+/// [`evaluate`] for a route whose caller waits for its answer until
+/// `respond_by_ms` (a gateway call's deadline): a reset wait or a retry that would
+/// end after it is not taken, so the failure falls through to step 5, the section's
+/// exhausted outcome. `None` is [`evaluate`].
+///
+/// ```
+/// use policy::*;
+/// use policy::evaluate::evaluate_within;
+/// let document = PolicyDocument::default();
+/// let now_ms = 1_796_000_000_000;
+/// let limited = Classification::new(SemanticCode::RateLimited, Confidence::High)
+///     .with_reset_at(now_ms + 30_000);
+/// let within = |respond_by_ms| {
+///     evaluate_within(&document, &limited, &Episode::default(), Effects::default(), true, now_ms, respond_by_ms)
+/// };
+/// assert_eq!(within(Some(now_ms + 30_000)), Decision::WaitForReset { until_ms: now_ms + 30_000 });
+/// assert_eq!(within(Some(now_ms + 29_999)), Decision::Skip);
+/// ```
+pub fn evaluate_within(
+    policy: &PolicyDocument,
+    classification: &Classification,
+    episode: &Episode,
+    effects: Effects,
+    has_next_candidate: bool,
+    now_ms: i64,
+    respond_by_ms: Option<i64>,
+) -> Decision {
+    let in_time = |at_ms: i64| respond_by_ms.is_none_or(|by_ms| at_ms <= by_ms);
     // Step 1: repeating an attempt that may have had an effect needs a person.
     if effects.is_unsafe() {
         return Decision::Hold {
@@ -252,12 +291,19 @@ pub fn evaluate(
     // Step 3: one reset wait per episode.
     if let Some(until_ms) = reset_at_ms {
         let latest_ms = add_ms(now_ms, section.reset_wait.max_wait_ms());
-        if section.reset_wait.enabled && !episode.waited_for_reset && until_ms <= latest_ms {
+        if section.reset_wait.enabled
+            && !episode.waited_for_reset
+            && until_ms <= latest_ms
+            && in_time(until_ms)
+        {
             return Decision::WaitForReset { until_ms };
         }
     }
     // Step 4: retry, never before a valid reset.
-    if let Some(decision) = retry(section, episode.retries[class], reset_at_ms, now_ms) {
+    if let Some(decision) = retry(section, episode.retries[class], reset_at_ms, now_ms)
+        && let Decision::Retry { at_ms, .. } = decision
+        && in_time(at_ms)
+    {
         return decision;
     }
     // Step 5.

@@ -151,11 +151,13 @@ pub enum RouteCause {
     StoppedByUser,
     /// A skip found no enabled candidate left.
     NoCandidate,
+    /// The client waiting for the answer (a gateway call's) went away.
+    CancelledByClient,
 }
 
 impl RouteCause {
     /// Every cause, in SPEC 5's order.
-    pub const ALL: [RouteCause; 8] = [
+    pub const ALL: [RouteCause; 9] = [
         Self::UnsafeEffect,
         Self::Unrecognized,
         Self::Unrecoverable,
@@ -164,6 +166,7 @@ impl RouteCause {
         Self::CancelledWait,
         Self::StoppedByUser,
         Self::NoCandidate,
+        Self::CancelledByClient,
     ];
 
     /// The name as SPEC 5 writes it.
@@ -181,6 +184,7 @@ impl RouteCause {
             Self::CancelledWait => "cancelled_wait",
             Self::StoppedByUser => "stopped_by_user",
             Self::NoCandidate => "no_candidate",
+            Self::CancelledByClient => "cancelled_by_client",
         }
     }
 
@@ -203,6 +207,9 @@ impl RouteCause {
             Self::CancelledWait => "A person cancelled the pending wait.",
             Self::StoppedByUser => "A person stopped the route.",
             Self::NoCandidate => "No enabled candidate was left to skip to.",
+            Self::CancelledByClient => {
+                "The client waiting for the answer went away, so its call was cancelled."
+            }
         }
     }
 }
@@ -327,6 +334,10 @@ pub enum RouteEvent {
     NewTurn,
     /// On restart: the attempt was started and never finished.
     Interrupted,
+    /// The client waiting for the answer (a gateway call's) went away: the route
+    /// stops, and a call in flight is cancelled. Not a person's action, so never
+    /// offered on a page.
+    ClientCancelled,
 }
 
 impl RouteEvent {
@@ -343,6 +354,7 @@ impl RouteEvent {
             Self::Escalated { .. } => "escalated",
             Self::NewTurn => "new_turn",
             Self::Interrupted => "interrupted",
+            Self::ClientCancelled => "client_cancelled",
         }
     }
 
@@ -619,6 +631,16 @@ pub fn transition(
         (Running, RouteEvent::Interrupted) => {
             settle(&mut next, Held);
             next.cause = Some(RouteCause::Interrupted);
+            vec![]
+        }
+        (Running, RouteEvent::ClientCancelled) => {
+            settle(&mut next, Stopped);
+            next.cause = Some(RouteCause::CancelledByClient);
+            vec![CancelInFlight]
+        }
+        (Queued | RetryWait | WaitingForReset | Retrying, RouteEvent::ClientCancelled) => {
+            settle(&mut next, Stopped);
+            next.cause = Some(RouteCause::CancelledByClient);
             vec![]
         }
         _ => return Err(refused),

@@ -4,7 +4,7 @@
 use SemanticCode::*;
 use policy::{
     Classification, Confidence, Decision, Effects, Episode, HoldCause, PolicyDocument, RetryCounts,
-    SemanticCode, StopCause, evaluate,
+    SemanticCode, StopCause, evaluate, evaluate::evaluate_within,
 };
 
 const NOW: i64 = 1_796_000_000_000;
@@ -20,6 +20,8 @@ struct Row {
     effects: Effects,
     has_next_candidate: bool,
     now_ms: i64,
+    /// The caller's deadline (a gateway call's), if any.
+    respond_by_ms: Option<i64>,
     expected: Decision,
 }
 
@@ -40,6 +42,7 @@ fn row(name: &'static str, classification: Classification, expected: Decision) -
         effects: Effects::default(),
         has_next_candidate: true,
         now_ms: NOW,
+        respond_by_ms: None,
         expected,
     }
 }
@@ -70,6 +73,10 @@ impl Row {
     }
     fn last_candidate(mut self) -> Self {
         self.has_next_candidate = false;
+        self
+    }
+    fn respond_by(mut self, respond_by_ms: i64) -> Self {
+        self.respond_by_ms = Some(respond_by_ms);
         self
     }
 }
@@ -313,6 +320,54 @@ fn table() -> Vec<Row> {
             Decision::Skip,
         )
         .policy(|policy| policy.transient.retry.enabled = false),
+        // A caller waiting until a deadline (a gateway call): no wait ends after it.
+        row(
+            "1: unsafe effects hold whatever the caller's deadline",
+            high(Overloaded),
+            Decision::Hold {
+                cause: HoldCause::UnsafeEffect,
+            },
+        )
+        .effects(true, false)
+        .respond_by(NOW),
+        row(
+            "3: a reset at the caller's deadline is waited for",
+            high(RateLimited).with_reset_at(NOW + 30 * SECOND),
+            wait(NOW + 30 * SECOND),
+        )
+        .respond_by(NOW + 30 * SECOND),
+        row(
+            "3 before 4: a reset past the caller's deadline is neither waited for nor retried at: skip",
+            high(RateLimited).with_reset_at(NOW + 30 * SECOND),
+            Decision::Skip,
+        )
+        .respond_by(NOW + 30 * SECOND - 1),
+        row(
+            "4: a retry due by the caller's deadline is taken",
+            high(Overloaded),
+            retry(1, NOW + 500),
+        )
+        .respond_by(NOW + 500),
+        row(
+            "4: a retry due after the caller's deadline is not: skip",
+            high(Overloaded),
+            Decision::Skip,
+        )
+        .respond_by(NOW + 499),
+        row(
+            "4: past the caller's deadline on the last candidate: stop(exhausted)",
+            high(Overloaded),
+            EXHAUSTED,
+        )
+        .respond_by(NOW + 499)
+        .last_candidate(),
+        row(
+            "4: past the caller's deadline with on_exhausted stop: stop(exhausted)",
+            high(Timeout),
+            EXHAUSTED,
+        )
+        .respond_by(NOW)
+        .policy(|policy| policy.transient.on_exhausted = policy::OnExhausted::Stop),
         // Saturation: no overflow near the end of time.
         row(
             "4: times saturate instead of overflowing",
@@ -326,15 +381,27 @@ fn table() -> Vec<Row> {
 #[test]
 fn decision_table() {
     for row in table() {
-        let decision = evaluate(
+        let decision = evaluate_within(
             &row.policy,
             &row.classification,
             &row.episode,
             row.effects,
             row.has_next_candidate,
             row.now_ms,
+            row.respond_by_ms,
         );
         assert_eq!(decision, row.expected, "{}", row.name);
+        if row.respond_by_ms.is_none() {
+            let without = evaluate(
+                &row.policy,
+                &row.classification,
+                &row.episode,
+                row.effects,
+                row.has_next_candidate,
+                row.now_ms,
+            );
+            assert_eq!(without, row.expected, "{} (evaluate)", row.name);
+        }
     }
 }
 

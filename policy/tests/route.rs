@@ -95,6 +95,7 @@ const LAST: RouteContext = RouteContext {
 fn every_state_and_event() {
     use RouteCause as C;
     let user = Some(C::StoppedByUser);
+    let client = Some(C::CancelledByClient);
     let rows: Vec<Row> = vec![
         (
             RouteEvent::AttemptStarted,
@@ -278,6 +279,18 @@ fn every_state_and_event() {
             NEXT,
             vec![(Running, (Held, Some(C::Interrupted), NONE))],
         ),
+        // A held route waits for a person, not for the client that went away.
+        (
+            RouteEvent::ClientCancelled,
+            NEXT,
+            vec![
+                (Queued, (Stopped, client, NONE)),
+                (Running, (Stopped, client, CANCELLED)),
+                (RetryWait, (Stopped, client, NONE)),
+                (WaitingForReset, (Stopped, client, NONE)),
+                (Retrying, (Stopped, client, NONE)),
+            ],
+        ),
     ];
     for (event, context, accepted) in &rows {
         for state in RouteState::ALL {
@@ -354,7 +367,7 @@ fn every_state_and_event() {
         .collect();
     assert_eq!(
         labels.len(),
-        7 + 2 * 5 + ManualAction::ALL.len(),
+        8 + 2 * 5 + ManualAction::ALL.len(),
         "{labels:?}"
     );
 }
@@ -660,6 +673,13 @@ fn record_table() -> Vec<RecordRow> {
             keeps,
         ),
         row(
+            "a client gone keeps the record",
+            worn(RetryWait),
+            RouteEvent::ClientCancelled,
+            NEXT,
+            keeps,
+        ),
+        row(
             "a new turn is counted and starts clean",
             worn(Completed),
             RouteEvent::NewTurn,
@@ -708,6 +728,7 @@ fn the_record_table_covers_every_event() {
         "escalated",
         "new_turn",
         "interrupted",
+        "client_cancelled",
     ]
     .into_iter()
     .chain(ManualAction::ALL.iter().map(|action| action.as_str()))
