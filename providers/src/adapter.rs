@@ -2,9 +2,10 @@
 
 use policy::ProviderKind;
 
-use crate::call::{CallOutcome, CallRequest};
+use crate::call::{CallOutcome, CallRequest, Observer};
 use crate::client::http_client_with_connect_timeout;
 use crate::config::{ProviderConfig, Timeouts};
+use crate::translate::Unsupported;
 use crate::wire::Wire;
 use crate::{http, simulated};
 
@@ -24,6 +25,7 @@ use crate::{http, simulated};
 ///     max_tokens: 100,
 ///     messages: vec![Message::user("Capital of France?")],
 ///     call_index: 0,
+///     client: None,
 /// };
 /// assert_eq!(
 ///     adapter.call(&request).await,
@@ -60,25 +62,76 @@ impl Adapter {
         &self.config
     }
 
+    /// Whether this provider can carry `request` as it is: always a task's; a
+    /// gateway client's own request when its protocol is this provider's, or when
+    /// it translates (text, system prompts, budget, sampling, stops), and for a
+    /// simulated provider when it is text only. The refusal names the field.
+    pub fn carries(&self, request: &CallRequest) -> Result<(), Unsupported> {
+        let Some(client) = &request.client else {
+            return Ok(());
+        };
+        match self.wire() {
+            Some(wire) => client
+                .body_for(wire, &request.model, request.max_tokens)
+                .map(drop),
+            None => client.text_only(),
+        }
+    }
+
+    /// The protocol this provider speaks, `None` for a simulated one.
+    fn wire(&self) -> Option<Wire> {
+        match self.config.kind {
+            ProviderKind::Anthropic => Some(Wire::Anthropic),
+            ProviderKind::Openai | ProviderKind::OpenaiCompatible => Some(Wire::OpenAi),
+            ProviderKind::Simulated => None,
+        }
+    }
+
     /// Makes one call. Never panics and never returns early with an error: every
     /// failure is a [`CallOutcome::Failed`] with its evidence.
     ///
     /// To cancel, drop the future (or abort its task): nothing is spawned that
     /// outlives it, and the connection closes with it.
     pub async fn call(&self, request: &CallRequest) -> CallOutcome {
-        let wire = match self.config.kind {
-            ProviderKind::Anthropic => Wire::Anthropic,
-            ProviderKind::Openai | ProviderKind::OpenaiCompatible => Wire::OpenAi,
-            ProviderKind::Simulated => {
-                return simulated::play_script(
+        self.call_observed(request, &()).await
+    }
+
+    /// [`Adapter::call`], with the answer's text passed to `observer` as it
+    /// streams (scrubbed of the key as it is): what a caller that streams the
+    /// answer on needs.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::Mutex;
+    /// use providers::{Adapter, CallRequest, Message, Observer, ProviderConfig, SimulatedStep};
+    /// struct Pieces(Mutex<Vec<String>>);
+    /// impl Observer for Pieces {
+    ///     fn text(&self, piece: &str) { self.0.lock().unwrap().push(piece.to_owned()); }
+    /// }
+    /// let adapter = Adapter::new(ProviderConfig::simulated(vec![SimulatedStep::reply("Paris.")]), providers::http_client());
+    /// let request = CallRequest { model: "any".into(), max_tokens: 100, messages: vec![Message::user("Capital?")], call_index: 0, client: None };
+    /// let pieces = Pieces(Mutex::new(Vec::new()));
+    /// adapter.call_observed(&request, &pieces).await;
+    /// assert_eq!(pieces.0.into_inner().unwrap(), ["Paris."]);
+    /// # });
+    /// ```
+    pub async fn call_observed(
+        &self,
+        request: &CallRequest,
+        observer: &dyn Observer,
+    ) -> CallOutcome {
+        match self.wire() {
+            Some(wire) => http::call(&self.client, &self.config, wire, request, observer).await,
+            None => {
+                simulated::play_script(
                     &self.config.script,
                     self.config.family.as_str(),
                     &self.config.timeouts,
                     request,
+                    observer,
                 )
-                .await;
+                .await
             }
-        };
-        http::call(&self.client, &self.config, wire, request).await
+        }
     }
 }

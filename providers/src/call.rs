@@ -59,7 +59,7 @@ impl Message {
 }
 
 /// One call of one model on one candidate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallRequest {
     /// The provider's name for the model (`claude-sonnet-4-5`, `gpt-4.1`, ...).
     pub model: String,
@@ -69,6 +69,9 @@ pub struct CallRequest {
     pub messages: Vec<Message>,
     /// 0-based number of this call for this task on this candidate (selects the simulated step)
     pub call_index: u32,
+    /// A gateway client's own request, sent in place of `messages` (passed
+    /// through, or translated to the candidate's protocol); `None` for a task.
+    pub client: Option<crate::translate::ClientRequest>,
 }
 
 /// Why a complete answer stopped.
@@ -110,4 +113,18 @@ impl CallOutcome {
             partial_output: String::new(),
         }
     }
+}
+
+/// Sees an answer's text as it streams, a piece at a time, before the call's
+/// outcome: the pieces, joined, are the answer's text (or, when the call fails,
+/// the output streamed before the failure), scrubbed of the provider's key as
+/// they are. Called on the caller's task, in order; it must not block.
+pub trait Observer: Send + Sync {
+    /// The next piece of the answer's text (never empty).
+    fn text(&self, piece: &str);
+}
+
+/// No observer: [`crate::Adapter::call`].
+impl Observer for () {
+    fn text(&self, _piece: &str) {}
 }

@@ -7,9 +7,9 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::call::{CallOutcome, CallRequest, StopReason};
+use crate::call::{CallOutcome, CallRequest, Observer, StopReason};
 use crate::config::ProviderConfig;
-use crate::key::{ApiKey, read_key};
+use crate::key::{ApiKey, StreamScrubber, read_key};
 use crate::transport::{Phase, chain_text, transport_of};
 use crate::wire::{EventMeaning, Progress, Wire, events};
 
@@ -23,6 +23,7 @@ pub(crate) async fn call(
     config: &ProviderConfig,
     wire: Wire,
     request: &CallRequest,
+    observer: &dyn Observer,
 ) -> CallOutcome {
     let family = config.family.as_str();
     let key = match read_key(config.api_key_env.as_deref()) {
@@ -31,7 +32,7 @@ pub(crate) async fn call(
             return CallOutcome::failed(Evidence::new(family).with_body(&error.to_string()));
         }
     };
-    let outcome = send_and_read(client, config, wire, request, key.as_ref()).await;
+    let outcome = send_and_read(client, config, wire, request, key.as_ref(), observer).await;
     // A provider (or a proxy before it) may send the key back: in an error message,
     // a page printing the request's headers, a response header, a stream's error
     // event, or a model's answer. Whatever the call brought back is scrubbed of the
@@ -49,10 +50,20 @@ async fn send_and_read(
     wire: Wire,
     request: &CallRequest,
     key: Option<&ApiKey>,
+    observer: &dyn Observer,
 ) -> CallOutcome {
     let family = config.family.as_str();
     let url = format!("{}{}", config.base_url.trim_end_matches('/'), wire.path());
-    let body = wire.request_body(request).to_string();
+    // The engine asks `Adapter::carries` first; a request that cannot be carried
+    // fails here, before anything is sent, rather than go out with fields dropped.
+    let body = match wire.request_body(request) {
+        Ok(body) => body.to_string(),
+        Err(refused) => {
+            return CallOutcome::failed(
+                Evidence::new(family).with_body(&format!("not sent: {refused}")),
+            );
+        }
+    };
     let mut builder = client
         .post(url)
         .header(CONTENT_TYPE, "application/json")
@@ -81,14 +92,59 @@ async fn send_and_read(
         let body = read_capped_body(response, timeouts.idle()).await;
         return CallOutcome::failed(evidence.with_body(&body));
     }
-    read_stream(
+    let mut streamed = Streamed {
+        observer,
+        scrubber: key.map(ApiKey::stream_scrubber),
+        passed_on: 0,
+    };
+    let outcome = read_stream(
         response,
         wire,
         evidence,
         first_event_deadline,
         timeouts.idle(),
+        &mut streamed,
     )
-    .await
+    .await;
+    streamed.finish();
+    outcome
+}
+
+/// The answer's text passed on to an observer as it streams, scrubbed of the key.
+struct Streamed<'a> {
+    observer: &'a dyn Observer,
+    scrubber: Option<StreamScrubber<'a>>,
+    /// How many bytes of the progress's text were passed on.
+    passed_on: usize,
+}
+
+impl Streamed<'_> {
+    /// Pass on what `text` (the answer so far) has beyond what was passed on.
+    fn pass_on(&mut self, text: &str) {
+        let Some(piece) = text.get(self.passed_on..).filter(|piece| !piece.is_empty()) else {
+            return;
+        };
+        self.passed_on = text.len();
+        match &mut self.scrubber {
+            Some(scrubber) => {
+                let scrubbed = scrubber.push(piece);
+                if !scrubbed.is_empty() {
+                    self.observer.text(&scrubbed);
+                }
+            }
+            None => self.observer.text(piece),
+        }
+    }
+
+    /// Pass on what the scrubber held back, once the stream is over.
+    fn finish(self) {
+        if let Some(scrubber) = self.scrubber {
+            let rest = scrubber.finish();
+            if !rest.is_empty() {
+                self.observer.text(&rest);
+            }
+        }
+    }
 }
 
 /// How long a finished answer's stream is read on the side for its end.
@@ -101,6 +157,7 @@ async fn read_stream(
     evidence: Evidence,
     first_event_deadline: Instant,
     idle: std::time::Duration,
+    streamed: &mut Streamed<'_>,
 ) -> CallOutcome {
     let mut events = events(response.bytes_stream());
     let mut progress = Progress::default();
@@ -109,27 +166,32 @@ async fn read_stream(
         let next = timeout_at(deadline, events.next()).await;
         deadline = Instant::now() + idle;
         match next {
-            Ok(Some(Ok(event))) => match wire.read_event(&event, &mut progress) {
-                EventMeaning::Continue => continue,
-                EventMeaning::Finished => {
-                    // Read what is left (at most the end of the body) on the side, so
-                    // the connection goes back to the pool instead of being closed.
-                    tokio::spawn(async move {
-                        let drain = async { while events.next().await.is_some() {} };
-                        let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
-                    });
-                    return CallOutcome::Answered {
-                        text: progress.text,
-                        stop: progress.stop.unwrap_or(StopReason::End),
-                    };
+            Ok(Some(Ok(event))) => {
+                let meaning = wire.read_event(&event, &mut progress);
+                streamed.pass_on(&progress.text);
+                match meaning {
+                    EventMeaning::Continue => continue,
+                    EventMeaning::Finished => {
+                        // Read what is left (at most the end of the body) on the side,
+                        // so the connection goes back to the pool instead of being
+                        // closed.
+                        tokio::spawn(async move {
+                            let drain = async { while events.next().await.is_some() {} };
+                            let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
+                        });
+                        return CallOutcome::Answered {
+                            text: progress.text,
+                            stop: progress.stop.unwrap_or(StopReason::End),
+                        };
+                    }
+                    EventMeaning::Failed { body } => {
+                        return CallOutcome::Failed {
+                            evidence: evidence.with_body(&body),
+                            partial_output: progress.text,
+                        };
+                    }
                 }
-                EventMeaning::Failed { body } => {
-                    return CallOutcome::Failed {
-                        evidence: evidence.with_body(&body),
-                        partial_output: progress.text,
-                    };
-                }
-            },
+            }
             Err(_elapsed) => break evidence.with_transport(Transport::Timeout),
             Ok(None) => break evidence.with_transport(Transport::ClosedEarly),
             Ok(Some(Err(EventStreamError::Transport(error)))) => {

@@ -115,6 +115,15 @@ impl ApiKey {
         scrubbed
     }
 
+    /// A scrubber for text that arrives in pieces (an answer as it streams).
+    pub(crate) fn stream_scrubber(&self) -> StreamScrubber<'_> {
+        StreamScrubber {
+            key: self,
+            spellings: self.spellings(),
+            held: String::new(),
+        }
+    }
+
     /// The key as sent, and as a JSON string escapes it (with and without the
     /// optional escape of `/`), each once.
     fn spellings(&self) -> Vec<String> {
@@ -145,9 +154,89 @@ impl ApiKey {
     }
 }
 
+/// Scrubs the key from text that arrives in pieces: each piece is passed on as
+/// soon as no spelling of the key can still complete across it, so what it passes
+/// on, joined, is what [`ApiKey::scrub`] makes of the whole text. It holds back only
+/// an ending that is the beginning of a spelling of the key (at most the key's
+/// length), which in an answer is almost never.
+pub(crate) struct StreamScrubber<'k> {
+    key: &'k ApiKey,
+    spellings: Vec<String>,
+    held: String,
+}
+
+impl StreamScrubber<'_> {
+    /// What of `piece` (after whatever was held back) can be passed on now,
+    /// scrubbed; empty when it all may still be part of the key.
+    pub(crate) fn push(&mut self, piece: &str) -> String {
+        self.held.push_str(piece);
+        for spelling in &self.spellings {
+            if self.held.contains(spelling.as_str()) {
+                self.held = self.held.replace(spelling.as_str(), REDACTED);
+            }
+        }
+        // Every spelling is ASCII (the key is visible ASCII, its escapes too), so
+        // an ending equal to the beginning of one starts at a character boundary.
+        let hold = self
+            .spellings
+            .iter()
+            .filter_map(|spelling| {
+                (1..spelling.len().min(self.held.len() + 1))
+                    .rev()
+                    .find(|length| self.held.ends_with(&spelling[..*length]))
+            })
+            .max()
+            .unwrap_or(0);
+        let kept = self.held.split_off(self.held.len() - hold);
+        std::mem::replace(&mut self.held, kept)
+    }
+
+    /// What was held back when the text ends, scrubbed as the end of a text is
+    /// (a piece of the key's beginning that ends the text is taken out too).
+    pub(crate) fn finish(self) -> String {
+        self.key.scrub(&self.held)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{ApiKey, KeyError};
+
+    /// Split anywhere, the pieces a stream scrubber passes on join into what
+    /// `scrub` makes of the whole text, and none of them holds the key.
+    #[test]
+    fn a_streamed_text_is_scrubbed_as_the_whole_text_is() {
+        let key = ApiKey("k3yValue0123456789".to_owned());
+        let texts = [
+            "no key here at all",
+            "the key k3yValue0123456789 in the middle",
+            "k3yValue0123456789k3yValue0123456789 twice, touching",
+            "k3y k3yV k3yValue01234 almost, then k3yValue0123456789",
+            "ends on the key's beginning k3yValue012",
+            "a JSON spelling \"k3yValue0123456789\" too",
+        ];
+        for text in texts {
+            for first in 0..=text.len() {
+                for second in first..=text.len() {
+                    let mut scrubber = key.stream_scrubber();
+                    let pieces = [
+                        scrubber.push(&text[..first]),
+                        scrubber.push(&text[first..second]),
+                        scrubber.push(&text[second..]),
+                        scrubber.finish(),
+                    ];
+                    assert_eq!(
+                        pieces.concat(),
+                        key.scrub(text),
+                        "{text:?} at {first}, {second}"
+                    );
+                    for piece in &pieces {
+                        assert!(!piece.contains("k3yValue0123456789"), "{piece:?}");
+                    }
+                }
+            }
+        }
+    }
 
     /// Each row: a key, a text a provider sent back, and the text once scrubbed.
     #[test]

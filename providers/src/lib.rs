@@ -9,6 +9,8 @@
 //! - `call`, `config`: the engine's side of the interface (requests, outcomes,
 //!   provider configuration and timeouts).
 //! - `adapter`: picks the protocol for a provider kind.
+//! - `translate`: a gateway client's own request (either protocol) as a candidate
+//!   of either carries it, or the field it cannot carry.
 //! - `http`: one streaming call, its timeouts, and its evidence; `wire`: what each
 //!   protocol sends and what each of its stream events means; `transport`: how a
 //!   failed connection is named, read from reqwest's error chain; `key`: the key,
@@ -18,9 +20,14 @@
 //! - [`simulated`]: the script format and its player.
 //! - `mock` (feature `mock`): a loopback server speaking both protocols, for tests.
 //!
+//! A caller that passes the answer on as it streams gives an [`Observer`] to
+//! [`Adapter::call_observed`]: it is passed the answer's text piece by piece, the
+//! pieces joining into the outcome's text (`tests/http.rs`, `tests/simulated.rs`).
+//!
 //! Invariants: the key never appears in evidence, errors or `Debug` output, nor
 //! in anything a provider sends back: the exact key a call sent is scrubbed from
-//! its answer, its streamed output and its evidence (`key.rs`, `tests/keys.rs`); a
+//! its answer, its streamed output, the pieces an observer is passed (even a key
+//! split across them) and its evidence (`key.rs`, `tests/keys.rs`); a
 //! dropped call closes its connection (`tests/http.rs`); a call never panics or
 //! returns early: every failure is evidence (`tests/http.rs`).
 
@@ -31,6 +38,7 @@ mod config;
 mod http;
 mod key;
 pub mod simulated;
+mod translate;
 mod transport;
 mod wire;
 
@@ -38,7 +46,7 @@ mod wire;
 pub mod mock;
 
 pub use adapter::Adapter;
-pub use call::{CallOutcome, CallRequest, Message, Role, StopReason};
+pub use call::{CallOutcome, CallRequest, Message, Observer, Role, StopReason};
 pub use client::{http_client, http_client_builder, http_client_with_connect_timeout};
 pub use config::{ProviderConfig, Timeouts};
 pub use http::MAX_ERROR_BODY_BYTES;
@@ -46,6 +54,7 @@ pub use simulated::{
     MAX_STEP_DELAY_MS, SimulatedAction, SimulatedEvidence, SimulatedStep, SimulatedStop, StepError,
     parse_script,
 };
+pub use translate::{ClientRequest, Unsupported};
 pub use wire::{StreamEnd, StreamReading, Wire, read_stream_chunks};
 
 /// The HTTP client crate the adapters use, so a caller builds its client with the

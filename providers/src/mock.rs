@@ -13,7 +13,7 @@
 //! let mock = MockProvider::start().await;
 //! mock.push(MockResponse::Reply { text: "Hello there".into(), stop: MockStop::End });
 //! let adapter = Adapter::new(mock.config(policy::ProviderKind::Anthropic), providers::http_client());
-//! let request = CallRequest { model: "m".into(), max_tokens: 10, messages: vec![Message::user("Hi")], call_index: 0 };
+//! let request = CallRequest { model: "m".into(), max_tokens: 10, messages: vec![Message::user("Hi")], call_index: 0, client: None };
 //! assert_eq!(
 //!     adapter.call(&request).await,
 //!     CallOutcome::Answered { text: "Hello there".into(), stop: StopReason::End },
@@ -818,6 +818,24 @@ fn closing(format: Format, stop: MockStop) -> Vec<Bytes> {
                 sse_data("[DONE]"),
             ]
         }
+    }
+}
+
+/// An [`Observer`](crate::Observer) that keeps every piece of text it is passed,
+/// for tests of what streams.
+#[derive(Debug, Default)]
+pub struct Pieces(std::sync::Mutex<Vec<String>>);
+
+impl Pieces {
+    /// Every piece so far, in order.
+    pub fn pieces(&self) -> Vec<String> {
+        self.0.lock().expect("not poisoned").clone()
+    }
+}
+
+impl crate::Observer for Pieces {
+    fn text(&self, piece: &str) {
+        self.0.lock().expect("not poisoned").push(piece.to_owned());
     }
 }
 

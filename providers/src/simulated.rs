@@ -68,7 +68,7 @@ use policy::{ErrorCode, FieldError, JsonInteger, describe_json, json_integer};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::call::{CallOutcome, CallRequest, StopReason};
+use crate::call::{CallOutcome, CallRequest, Observer, StopReason};
 use crate::config::Timeouts;
 
 /// The longest `delay_ms` a step may have, in milliseconds (ten minutes).
@@ -370,20 +370,36 @@ impl SimulatedStep {
 
     /// Plays the step: waits its delay, then gives its outcome (a hang waits for the
     /// idle timeout, unless the future is dropped first).
-    pub(crate) async fn play(&self, family: &str, timeouts: &Timeouts) -> CallOutcome {
+    pub(crate) async fn play(
+        &self,
+        family: &str,
+        timeouts: &Timeouts,
+        observer: &dyn Observer,
+    ) -> CallOutcome {
         if self.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(self.delay_ms)).await;
         }
+        let streamed = |text: &str| {
+            if !text.is_empty() {
+                observer.text(text);
+            }
+        };
         match &self.action {
-            SimulatedAction::Reply { text, stop } => CallOutcome::Answered {
-                text: text.clone(),
-                stop: stop.stop_reason(),
-            },
+            SimulatedAction::Reply { text, stop } => {
+                streamed(text);
+                CallOutcome::Answered {
+                    text: text.clone(),
+                    stop: stop.stop_reason(),
+                }
+            }
             SimulatedAction::Error { evidence } => CallOutcome::failed(evidence.evidence.clone()),
-            SimulatedAction::PartialThenError { partial, evidence } => CallOutcome::Failed {
-                evidence: evidence.evidence.clone(),
-                partial_output: partial.clone(),
-            },
+            SimulatedAction::PartialThenError { partial, evidence } => {
+                streamed(partial);
+                CallOutcome::Failed {
+                    evidence: evidence.evidence.clone(),
+                    partial_output: partial.clone(),
+                }
+            }
             SimulatedAction::Hang => {
                 tokio::time::sleep(timeouts.idle()).await;
                 CallOutcome::failed(Evidence::new(family).with_transport(Transport::Timeout))
@@ -407,13 +423,17 @@ pub(crate) async fn play_script(
     family: &str,
     timeouts: &Timeouts,
     request: &CallRequest,
+    observer: &dyn Observer,
 ) -> CallOutcome {
     match step_for_call(script, request.call_index) {
-        Some(step) => step.play(family, timeouts).await,
-        None => CallOutcome::Answered {
-            text: "ok".to_owned(),
-            stop: StopReason::End,
-        },
+        Some(step) => step.play(family, timeouts, observer).await,
+        None => {
+            observer.text("ok");
+            CallOutcome::Answered {
+                text: "ok".to_owned(),
+                stop: StopReason::End,
+            }
+        }
     }
 }
 

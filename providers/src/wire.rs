@@ -68,19 +68,27 @@ impl Wire {
         }
     }
 
-    /// The JSON request body: the same shape for both protocols.
-    pub(crate) fn request_body(self, request: &CallRequest) -> Value {
+    /// The JSON request body: a gateway client's own request as this protocol
+    /// carries it (see [`crate::ClientRequest::body_for`]), or else the same shape
+    /// for both protocols.
+    pub(crate) fn request_body(
+        self,
+        request: &CallRequest,
+    ) -> Result<Value, crate::translate::Unsupported> {
+        if let Some(client) = &request.client {
+            return client.body_for(self, &request.model, request.max_tokens);
+        }
         let messages: Vec<Value> = request
             .messages
             .iter()
             .map(|message| json!({"role": message.role.as_str(), "content": message.content}))
             .collect();
-        json!({
+        Ok(json!({
             "model": request.model,
             "max_tokens": request.max_tokens,
             "messages": messages,
             "stream": true,
-        })
+        }))
     }
 
     /// Reads one event into `progress`.

@@ -101,6 +101,7 @@ async fn a_call_whose_stream_opens_with_a_byte_order_mark_answers() {
         max_tokens: 64,
         messages: vec![Message::user("Hello?")],
         call_index: 0,
+        client: None,
     };
     for (kind, reply) in [
         (ProviderKind::Openai, OPENAI_REPLY),

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use catalogue::{Evidence, Transport};
 use policy::{ProviderKind, SemanticCode};
-use providers::mock::{MockProvider, MockResponse, MockStop};
+use providers::mock::{MockProvider, MockResponse, MockStop, Pieces};
 use providers::{
-    Adapter, CallOutcome, CallRequest, MAX_ERROR_BODY_BYTES, Message, ProviderConfig, StopReason,
-    Timeouts,
+    Adapter, CallOutcome, CallRequest, ClientRequest, MAX_ERROR_BODY_BYTES, Message,
+    ProviderConfig, StopReason, Timeouts, Wire,
 };
 use serde_json::json;
 
@@ -41,6 +41,7 @@ fn request() -> CallRequest {
             Message::user("Go on."),
         ],
         call_index: 0,
+        client: None,
     }
 }
 
@@ -441,6 +442,20 @@ fn mismatches(kind: ProviderKind, expect: &Expect, outcome: &CallOutcome) -> Vec
     found
 }
 
+/// The pieces an observer was passed join into the answer's text, or the output
+/// streamed before a failure; none is empty.
+fn streamed_mismatch(pieces: &Pieces, outcome: &CallOutcome) -> Option<String> {
+    let pieces = pieces.pieces();
+    let streamed = match outcome {
+        CallOutcome::Answered { text, .. } => text,
+        CallOutcome::Failed { partial_output, .. } => partial_output,
+    };
+    (pieces.concat() != *streamed || pieces.iter().any(String::is_empty))
+        .then(|| format!("the observer was passed {pieces:?}, the outcome streamed {streamed:?}"))
+}
+
+/// Every row through `call_observed` too: what the observer is passed as the
+/// answer streams joins into the outcome's text.
 #[tokio::test]
 async fn each_wire_format_answers_and_fails_with_evidence() {
     let client = providers::http_client();
@@ -461,8 +476,12 @@ async fn each_wire_format_answers_and_fails_with_evidence() {
                 timeouts: case.timeouts,
                 ..mock.config(kind)
             };
-            let outcome = Adapter::new(config, client.clone()).call(&request()).await;
-            let found = mismatches(kind, &case.expect, &outcome);
+            let pieces = Pieces::default();
+            let outcome = Adapter::new(config, client.clone())
+                .call_observed(&request(), &pieces)
+                .await;
+            let mut found = mismatches(kind, &case.expect, &outcome);
+            found.extend(streamed_mismatch(&pieces, &outcome));
             if !found.is_empty() {
                 report.push(format!(
                     "{} / {}:\n  {}\n  got {outcome:#?}",
@@ -530,6 +549,73 @@ async fn requests_have_each_wire_formats_shape() {
             "{kind:?}"
         );
     }
+}
+
+/// A gateway client's own request reaches a candidate of its protocol as sent (the
+/// candidate's model, streaming), and one of the other protocol translated; what
+/// a candidate cannot carry is refused before anything is sent.
+#[tokio::test]
+async fn a_clients_request_is_passed_through_or_translated() {
+    let client = providers::http_client();
+    let tools = json!([{"type": "function", "function": {"name": "weather", "parameters": {}}}]);
+    let with_tools = ClientRequest {
+        wire: Wire::OpenAi,
+        body: json!({"model": "fast", "max_tokens": 20, "tools": tools,
+            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]}),
+    };
+    let text = ClientRequest {
+        wire: Wire::OpenAi,
+        body: json!({"model": "fast", "max_tokens": 20,
+            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]}),
+    };
+    let call = |client_request: &ClientRequest| CallRequest {
+        client: Some(client_request.clone()),
+        ..request()
+    };
+    // The same protocol: the body as the client sent it, tools and all.
+    let mock = MockProvider::start().await;
+    let adapter = Adapter::new(mock.config(ProviderKind::Openai), client.clone());
+    assert_eq!(adapter.carries(&call(&with_tools)), Ok(()));
+    assert!(matches!(
+        adapter.call(&call(&with_tools)).await,
+        CallOutcome::Answered { .. }
+    ));
+    assert_eq!(
+        mock.requests()[0].body,
+        json!({"model": "model-x", "max_tokens": 20, "stream": true, "tools": tools,
+            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]})
+    );
+    // The other protocol: text translates; tools do not, and nothing is sent.
+    let mock = MockProvider::start().await;
+    let adapter = Adapter::new(mock.config(ProviderKind::Anthropic), client.clone());
+    assert!(matches!(
+        adapter.call(&call(&text)).await,
+        CallOutcome::Answered { .. }
+    ));
+    assert_eq!(
+        mock.requests()[0].body,
+        json!({"model": "model-x", "max_tokens": 20, "stream": true, "system": "Be brief.",
+            "messages": [{"role": "user", "content": "Hi"}]})
+    );
+    let refused = adapter.carries(&call(&with_tools)).unwrap_err();
+    assert_eq!(refused.field, "tools");
+    let CallOutcome::Failed { evidence, .. } = adapter.call(&call(&with_tools)).await else {
+        panic!("a request that cannot be carried fails");
+    };
+    assert_eq!(
+        evidence.body.as_deref(),
+        Some(format!("not sent: {refused}").as_str())
+    );
+    assert_eq!(mock.hits(), 1, "only the text request was sent");
+    // A simulated candidate carries text only.
+    let simulated = Adapter::new(ProviderConfig::simulated(Vec::new()), client.clone());
+    assert_eq!(simulated.carries(&call(&text)), Ok(()));
+    assert_eq!(
+        simulated.carries(&call(&with_tools)).unwrap_err().field,
+        "tools"
+    );
+    // A task's request is always carried.
+    assert_eq!(simulated.carries(&request()), Ok(()));
 }
 
 /// An error body is kept up to 64 KiB, whatever its length.

@@ -2,7 +2,8 @@
 //! format's header, and found nowhere else: not in evidence, not in the `Debug` of
 //! the adapter, its configuration or the outcome, not even when the provider sends
 //! it back (in an error body, a header, a stream's error event, an answer, or a
-//! body cut at its cap part-way through it). A variable that is configured but
+//! body cut at its cap part-way through it), nor in the answer's pieces as they
+//! stream, when the key arrives split across them. A variable that is configured but
 //! unusable fails the call before anything is sent.
 //!
 //! One test in its own binary, because it sets environment variables: nothing else
@@ -10,7 +11,7 @@
 
 use catalogue::Evidence;
 use policy::ProviderKind;
-use providers::mock::{MockProvider, MockResponse, MockStop, ReceivedAuth};
+use providers::mock::{MockProvider, MockResponse, MockStop, Pieces, ReceivedAuth};
 use providers::{
     Adapter, CallOutcome, CallRequest, MAX_ERROR_BODY_BYTES, Message, ProviderConfig, StopReason,
 };
@@ -25,6 +26,7 @@ fn request() -> CallRequest {
         max_tokens: 16,
         messages: vec![Message::user("Hi")],
         call_index: 0,
+        client: None,
     }
 }
 
@@ -180,13 +182,23 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
                     api_key_env: Some(variable.to_owned()),
                     ..mock.config(kind)
                 };
+                // The mock streams a text in three pieces, so the key it quotes
+                // arrives split across them.
+                let streamed = Pieces::default();
                 let outcome = Adapter::new(config, providers::http_client())
-                    .call(&request())
+                    .call_observed(&request(), &streamed)
                     .await;
-                let shown = format!("{outcome:?}");
+                let pieces = streamed.pieces();
+                let shown = format!("{outcome:?} {pieces:?}");
                 for piece in [key, &key[key.len() - 12..], &key[..12]] {
                     assert!(!shown.contains(piece), "{context}: {piece} shows in {shown}");
                 }
+                let (CallOutcome::Answered { text, .. }
+                | CallOutcome::Failed {
+                    partial_output: text,
+                    ..
+                }) = &outcome;
+                assert_eq!(pieces.concat(), *text, "{context}: streamed {pieces:?}");
                 match (&outcome, expected) {
                     (CallOutcome::Answered { text, stop }, Echoed::Answer(expected)) => {
                         assert_eq!(text, expected, "{context}");

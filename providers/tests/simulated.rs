@@ -6,6 +6,7 @@ use std::path::Path;
 
 use catalogue::{Evidence, Transport};
 use policy::{ErrorCode, SemanticCode};
+use providers::mock::Pieces;
 use providers::{
     Adapter, CallOutcome, CallRequest, Message, ProviderConfig, SimulatedStep, StopReason,
     Timeouts, parse_script,
@@ -25,6 +26,7 @@ fn request(call_index: u32) -> CallRequest {
         max_tokens: 16,
         messages: vec![Message::user("Hi")],
         call_index,
+        client: None,
     }
 }
 
@@ -169,8 +171,22 @@ async fn every_step_form_plays_through_the_adapter() {
         };
         let adapter = Adapter::new(config, client.clone());
         let started = Instant::now();
-        let outcome = adapter.call(&request(row.call_index)).await;
+        let streamed = Pieces::default();
+        let outcome = adapter
+            .call_observed(&request(row.call_index), &streamed)
+            .await;
         assert_eq!(outcome, row.outcome, "{}", row.name);
+        // A step's text, or its partial output, is passed on whole.
+        let (CallOutcome::Answered { text, .. }
+        | CallOutcome::Failed {
+            partial_output: text,
+            ..
+        }) = &outcome;
+        let expected: Vec<String> = [text.clone()]
+            .into_iter()
+            .filter(|text| !text.is_empty())
+            .collect();
+        assert_eq!(streamed.pieces(), expected, "{}", row.name);
         assert_eq!(
             started.elapsed(),
             Duration::from_millis(row.elapsed_ms),

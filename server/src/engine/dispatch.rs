@@ -259,6 +259,7 @@ impl Engine {
                 max_tokens,
                 messages,
                 call_index,
+                client: None,
             },
         }
     }
