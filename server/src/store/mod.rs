@@ -188,6 +188,11 @@ pub trait ProfileStore: Send + Sync {
     /// One profile with its candidates in order.
     async fn get_profile(&self, id: &ProfileId) -> Result<Profile, StoreError>;
 
+    /// The profile named `name`, whatever its case (names are unique regardless
+    /// of case), with its candidates in order: how a gateway call's `model`
+    /// names its profile. `NotFound` names the name.
+    async fn profile_by_name(&self, name: &str) -> Result<Profile, StoreError>;
+
     /// Replace a profile's name and candidates if it is still at
     /// `expected`. Client-sent candidate ids must belong to it.
     async fn update_profile(

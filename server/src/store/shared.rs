@@ -360,6 +360,21 @@ where
         Self::profile(conn, write.id.as_str()).await
     }
 
+    /// The profile named `name` in any case, or `NotFound`.
+    pub(super) async fn profile_by_name(
+        conn: &mut DB::Connection,
+        name: &str,
+    ) -> Result<Profile, StoreError> {
+        let id: Option<String> = sqlx::query_scalar("SELECT id FROM profiles WHERE name_key = $1")
+            .bind(name.to_lowercase())
+            .fetch_optional(&mut *conn)
+            .await?;
+        match id {
+            Some(id) => Self::profile(conn, &id).await,
+            None => Err(Revisioned::Profiles.not_found(name)),
+        }
+    }
+
     /// Every profile by name, each with its candidates; inside one transaction
     /// so the two reads see one state.
     pub(super) async fn profiles(conn: &mut DB::Connection) -> Result<Vec<Profile>, StoreError> {

@@ -19,9 +19,9 @@ pub use batch::{
     a_batch_reads_snapshots_and_unfinished_attempts,
 };
 pub use profiles::{
-    a_deleted_profile_is_gone, a_profile_keeps_its_candidates_as_written,
-    a_profile_update_reorders_keeps_ids_and_adds, a_taken_profile_name_does_not_hide_other_errors,
-    concurrent_updates_exactly_one_wins,
+    a_deleted_profile_is_gone, a_profile_is_found_by_its_name_in_any_case,
+    a_profile_keeps_its_candidates_as_written, a_profile_update_reorders_keeps_ids_and_adds,
+    a_taken_profile_name_does_not_hide_other_errors, concurrent_updates_exactly_one_wins,
     profile_references_are_checked_and_a_refusal_writes_nothing, seed_profile,
     stale_unknown_and_missing_profile_updates_change_nothing,
 };
@@ -52,6 +52,7 @@ macro_rules! conformance_tests {
             provider_updates_are_fenced_by_revision,
             a_provider_in_use_cannot_go_and_an_unused_one_can,
             a_profile_keeps_its_candidates_as_written,
+            a_profile_is_found_by_its_name_in_any_case,
             profile_references_are_checked_and_a_refusal_writes_nothing,
             a_taken_profile_name_does_not_hide_other_errors,
             a_profile_update_reorders_keeps_ids_and_adds,

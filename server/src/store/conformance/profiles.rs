@@ -47,6 +47,31 @@ pub async fn a_profile_keeps_its_candidates_as_written(store: &dyn Store) {
     assert_eq!(store.list_profiles().await.unwrap(), vec![profile.clone()]);
 }
 
+/// A profile is found by its name in any case, and a name no profile has is
+/// `NotFound`.
+pub async fn a_profile_is_found_by_its_name_in_any_case(store: &dyn Store) {
+    let profile = seed_profile(store).await;
+    for name in ["Seed", "seed", "SEED"] {
+        assert_eq!(
+            store.profile_by_name(name).await.unwrap(),
+            profile,
+            "{name}"
+        );
+    }
+    for name in ["Seedling", "", "seed-profile"] {
+        assert!(
+            matches!(
+                store.profile_by_name(name).await,
+                Err(StoreError::NotFound {
+                    entity: "profile",
+                    ..
+                })
+            ),
+            "{name}"
+        );
+    }
+}
+
 /// References are checked in the transaction, in one query for every
 /// provider, each refusal at its field; nothing is written.
 pub async fn profile_references_are_checked_and_a_refusal_writes_nothing(store: &dyn Store) {

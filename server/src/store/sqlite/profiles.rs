@@ -58,6 +58,13 @@ impl ProfileStore for SqliteStore {
         Ok(profile)
     }
 
+    async fn profile_by_name(&self, name: &str) -> Result<Profile, StoreError> {
+        let mut tx = self.read().await?;
+        let profile = Shared::profile_by_name(&mut tx, name).await?;
+        tx.commit().await?;
+        Ok(profile)
+    }
+
     async fn update_profile(
         &self,
         write: ProfileWrite,
