@@ -47,6 +47,28 @@ pub enum Wire {
 }
 
 impl Wire {
+    /// The protocol's name as stored and shown: `anthropic`, `openai`.
+    ///
+    /// ```
+    /// use providers::Wire;
+    /// assert_eq!(Wire::from_name(Wire::OpenAi.as_str()), Some(Wire::OpenAi));
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        }
+    }
+
+    /// The protocol of a stored name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+
     /// The request path under the base URL.
     pub(crate) fn path(self) -> &'static str {
         match self {

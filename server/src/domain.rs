@@ -138,9 +138,40 @@ pub struct Task {
     pub candidates: Vec<Candidate>,
     /// When it was created.
     pub created_at: Timestamp,
+    /// A gateway call's request and deadline; `None` for a task started on the
+    /// task API.
+    pub gateway: Option<std::sync::Arc<GatewayCall>>,
+}
+
+/// What a gateway call's task keeps of its client's request (docs/SPEC.md §8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayCall {
+    /// The client's request, in its protocol, as it sent it.
+    pub request: providers::ClientRequest,
+    /// Whether the client streams the answer.
+    pub stream: bool,
+    /// When the client stops waiting: a wait that would end later is not taken.
+    pub respond_by: Timestamp,
 }
 
 impl Task {
+    /// The kind the API shows: `gateway` for a gateway call, else `task`.
+    pub fn kind(&self) -> &'static str {
+        if self.gateway.is_some() {
+            "gateway"
+        } else {
+            "task"
+        }
+    }
+
+    /// When the task's client stops waiting for its answer, unix milliseconds (a
+    /// gateway call's deadline).
+    pub fn respond_by_ms(&self) -> Option<i64> {
+        self.gateway
+            .as_ref()
+            .map(|call| call.respond_by.as_millis())
+    }
+
     /// The first enabled candidate after `position`, if any.
     pub fn next_enabled_after(&self, position: usize) -> Option<usize> {
         self.candidates

@@ -9,8 +9,8 @@ use providers::{SimulatedStep, Timeouts};
 use sqlx::FromRow;
 
 use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, Producer,
-    Profile, Progress, Provider, ProviderWrite, RouteRecord, Task, Turn, Verdict,
+    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, GatewayCall,
+    Producer, Profile, Progress, Provider, ProviderWrite, RouteRecord, Task, Turn, Verdict,
 };
 use crate::store::StoreError;
 
@@ -117,6 +117,70 @@ pub(super) struct TaskRow {
     pub(super) profile_id: String,
     pub(super) profile_name: String,
     pub(super) created_at_ms: i64,
+    pub(super) kind: String,
+    pub(super) request_json: Option<String>,
+    pub(super) respond_by_ms: Option<i64>,
+}
+
+/// The columns of a [`TaskRow`] (of the table `tasks` named `tasks`), for
+/// `concat!` (sqlx takes only literal SQL).
+macro_rules! task_columns {
+    () => {
+        "tasks.id, tasks.profile_id, tasks.profile_name, tasks.created_at_ms, tasks.kind, \
+         tasks.request_json, tasks.respond_by_ms"
+    };
+}
+pub(crate) use task_columns;
+
+/// A gateway call's request as the `tasks` row keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredRequest {
+    wire: String,
+    stream: bool,
+    body: serde_json::Value,
+}
+
+/// What a task's row keeps of its gateway call: its kind, its request as JSON,
+/// and its deadline.
+pub(super) fn gateway_columns(task: &Task) -> (&'static str, Option<String>, Option<i64>) {
+    let request = task.gateway.as_ref().map(|call| {
+        serde_json::to_string(&StoredRequest {
+            wire: call.request.wire.as_str().to_owned(),
+            stream: call.stream,
+            body: call.request.body.clone(),
+        })
+        .unwrap_or_else(|_| unreachable!("JSON values serialize"))
+    });
+    (task.kind(), request, task.respond_by_ms())
+}
+
+impl TaskRow {
+    /// The gateway call this row keeps, if it is one's.
+    fn gateway(&self) -> Result<Option<std::sync::Arc<GatewayCall>>, StoreError> {
+        if self.kind != "gateway" {
+            return Ok(None);
+        }
+        let corrupt = |message: String| StoreError::Corrupt {
+            what: "gateway request",
+            message,
+        };
+        let stored: StoredRequest =
+            serde_json::from_str(self.request_json.as_deref().unwrap_or(""))
+                .map_err(|error| corrupt(error.to_string()))?;
+        let wire = providers::Wire::from_name(&stored.wire)
+            .ok_or_else(|| corrupt(format!("unknown protocol {:?}", stored.wire)))?;
+        let respond_by_ms = self
+            .respond_by_ms
+            .ok_or_else(|| corrupt("no deadline".to_owned()))?;
+        Ok(Some(std::sync::Arc::new(GatewayCall {
+            request: providers::ClientRequest {
+                wire,
+                body: stored.body,
+            },
+            stream: stored.stream,
+            respond_by: Timestamp::from_millis(respond_by_ms),
+        })))
+    }
 }
 
 #[derive(FromRow)]
@@ -536,6 +600,7 @@ pub(super) fn tasks_from_rows(
         .into_iter()
         .map(|row| {
             let rows = candidates.remove(&row.id).unwrap_or_default();
+            let gateway = row.gateway()?;
             Ok(Task {
                 id: TaskId::new(row.id),
                 profile_id: ProfileId::new(row.profile_id),
@@ -545,6 +610,7 @@ pub(super) fn tasks_from_rows(
                     .map(|candidate| candidate.into_domain_sharing(&mut read))
                     .collect::<Result<_, _>>()?,
                 created_at: Timestamp::from_millis(row.created_at_ms),
+                gateway,
             })
         })
         .collect()
@@ -554,6 +620,7 @@ pub(super) fn task_from_rows(
     row: TaskRow,
     candidates: Vec<TaskCandidateRow>,
 ) -> Result<Task, StoreError> {
+    let gateway = row.gateway()?;
     Ok(Task {
         id: TaskId::new(row.id),
         profile_id: ProfileId::new(row.profile_id),
@@ -563,6 +630,7 @@ pub(super) fn task_from_rows(
             .map(TaskCandidateRow::into_domain)
             .collect::<Result<_, _>>()?,
         created_at: Timestamp::from_millis(row.created_at_ms),
+        gateway,
     })
 }
 

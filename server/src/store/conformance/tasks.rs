@@ -91,6 +91,7 @@ pub(super) async fn task(
         profile_name: profile.name.clone(),
         candidates: profile.candidates.clone(),
         created_at: at(3_000),
+        gateway: None,
     };
     let (detail, event) = store
         .create_task(TaskWrite {
@@ -166,6 +167,53 @@ pub async fn a_task_keeps_its_snapshot(store: &dyn Store) {
     assert_eq!(detail.route.route.state, RouteState::Queued);
     assert_eq!(detail.turns.len(), 1);
     assert_eq!(store.get_snapshot(&first.id).await.unwrap(), detail.task);
+}
+
+/// A gateway call's task keeps its client's request (protocol, stream, body)
+/// and its deadline, read back alike one at a time, in a batch and in a list.
+pub async fn a_gateway_call_keeps_its_request_and_deadline(store: &dyn Store) {
+    let (_, first, _) = task(store, "alpha", None).await;
+    let call = std::sync::Arc::new(crate::domain::GatewayCall {
+        request: providers::ClientRequest {
+            wire: providers::Wire::Anthropic,
+            body: serde_json::json!({"model": "alpha", "max_tokens": 64,
+                "messages": [{"role": "user", "content": "Hi ✓"}], "stream": true}),
+        },
+        stream: true,
+        respond_by: at(123_000),
+    });
+    let task = Task {
+        id: TaskId::new("alpha-gateway"),
+        gateway: Some(call),
+        ..first.clone()
+    };
+    let detail = store.get_task(&first.id).await.unwrap();
+    store
+        .create_task(TaskWrite {
+            task: task.clone(),
+            route: route(&task.id, RouteState::Queued, 0),
+            turn: detail.turns[0].clone(),
+            idempotency_key: None,
+            event_json: "{}".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.get_task(&task.id).await.unwrap().task, task);
+    assert_eq!(store.get_snapshot(&task.id).await.unwrap(), task);
+    assert_eq!(task.kind(), "gateway");
+    assert_eq!(task.respond_by_ms(), Some(123_000));
+    let batch = store
+        .get_snapshots(&[task.id.clone(), first.id.clone()])
+        .await
+        .unwrap();
+    assert!(batch.contains(&task) && batch.contains(&first), "{batch:?}");
+    let listed = store.list_tasks(None, None, 10).await.unwrap();
+    let kinds: Vec<_> = listed
+        .iter()
+        .map(|listing| (listing.task.id.as_str(), listing.task.kind()))
+        .collect();
+    assert!(kinds.contains(&("alpha-gateway", "gateway")), "{kinds:?}");
+    assert!(kinds.contains(&("alpha-task", "task")), "{kinds:?}");
 }
 
 /// The generation fence: a commit from generation 0 wins once; again, it is

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 
 use super::PostgresStore;
 use crate::domain::{RouteCommit, Task};
-use crate::store::rows::{TaskCandidateRow, TaskRow, tasks_from_rows, to_json};
+use crate::store::rows::{TaskCandidateRow, TaskRow, task_columns, tasks_from_rows, to_json};
 use crate::store::{BatchStore, StoreError};
 
 /// A candidate's row with its task's id.
@@ -38,9 +38,11 @@ impl BatchStore for PostgresStore {
     async fn get_snapshots(&self, ids: &[TaskId]) -> Result<Vec<Task>, StoreError> {
         let ids: Vec<&str> = ids.iter().map(TaskId::as_str).collect();
         let mut tx = self.pool.begin().await?;
-        let tasks: Vec<TaskRow> = sqlx::query_as(
-            "SELECT id, profile_id, profile_name, created_at_ms FROM tasks WHERE id = ANY($1)",
-        )
+        let tasks: Vec<TaskRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            task_columns!(),
+            " FROM tasks WHERE id = ANY($1)"
+        ))
         .bind(&ids)
         .fetch_all(&mut *tx)
         .await?;

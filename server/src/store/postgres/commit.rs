@@ -359,15 +359,20 @@ impl PostgresStore {
     ) -> Result<Option<i64>, StoreError> {
         let task = &write.task;
         let id = task.id.as_str();
+        let (kind, request_json, respond_by_ms) = crate::store::rows::gateway_columns(task);
         let inserted = sqlx::query(
-            "INSERT INTO tasks (id, profile_id, profile_name, idempotency_key, created_at_ms) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (idempotency_key) DO NOTHING",
+            "INSERT INTO tasks (id, profile_id, profile_name, idempotency_key, created_at_ms, \
+             kind, request_json, respond_by_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (idempotency_key) DO NOTHING",
         )
         .bind(id)
         .bind(task.profile_id.as_str())
         .bind(&task.profile_name)
         .bind(&write.idempotency_key)
         .bind(task.created_at.as_millis())
+        .bind(kind)
+        .bind(request_json)
+        .bind(respond_by_ms)
         .execute(&mut *conn)
         .await
         .map_err(|error| {

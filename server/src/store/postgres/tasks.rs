@@ -23,7 +23,7 @@ use crate::domain::{
 };
 use crate::store::rows::{
     AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
-    first_by_task, not_found, parse_enum, route_columns, task_from_rows,
+    first_by_task, not_found, parse_enum, route_columns, task_columns, task_from_rows,
 };
 use crate::store::{StoreError, TaskStore};
 
@@ -85,9 +85,11 @@ async fn fetch_candidates(
 }
 
 async fn fetch_task(conn: &mut PgConnection, id: &str) -> Result<Task, StoreError> {
-    let row: Option<TaskRow> = sqlx::query_as(
-        "SELECT id, profile_id, profile_name, created_at_ms FROM tasks WHERE id = $1",
-    )
+    let row: Option<TaskRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        task_columns!(),
+        " FROM tasks WHERE id = $1"
+    ))
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?;
@@ -227,10 +229,11 @@ impl TaskStore for PostgresStore {
         limit: u32,
     ) -> Result<Vec<TaskListing>, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let mut query = QueryBuilder::<Postgres>::new(
-            "SELECT tasks.id, tasks.profile_id, tasks.profile_name, tasks.created_at_ms \
-             FROM tasks JOIN routes ON routes.task_id = tasks.id WHERE 1 = 1",
-        );
+        let mut query = QueryBuilder::<Postgres>::new(concat!(
+            "SELECT ",
+            task_columns!(),
+            " FROM tasks JOIN routes ON routes.task_id = tasks.id WHERE 1 = 1"
+        ));
         if let Some(state) = state {
             query.push(" AND routes.state = ").push_bind(state.as_str());
         }

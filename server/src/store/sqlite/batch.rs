@@ -9,7 +9,7 @@ use async_trait::async_trait;
 
 use super::{SqliteStore, commit};
 use crate::domain::{RouteCommit, Task};
-use crate::store::rows::{TaskCandidateRow, TaskRow, tasks_from_rows, to_json};
+use crate::store::rows::{TaskCandidateRow, TaskRow, task_columns, tasks_from_rows, to_json};
 use crate::store::{BatchStore, StoreError};
 
 #[async_trait]
@@ -38,10 +38,11 @@ impl BatchStore for SqliteStore {
                         policy_json: row.get(7)?,
                     });
             }
-            let mut statement = connection.prepare_cached(
-                "SELECT id, profile_id, profile_name, created_at_ms FROM tasks \
-                 WHERE id IN (SELECT value FROM json_each(?))",
-            )?;
+            let mut statement = connection.prepare_cached(concat!(
+                "SELECT ",
+                task_columns!(),
+                " FROM tasks WHERE id IN (SELECT value FROM json_each(?))"
+            ))?;
             let tasks = statement
                 .query_map([&ids], |row| {
                     Ok(TaskRow {
@@ -49,6 +50,9 @@ impl BatchStore for SqliteStore {
                         profile_id: row.get(1)?,
                         profile_name: row.get(2)?,
                         created_at_ms: row.get(3)?,
+                        kind: row.get(4)?,
+                        request_json: row.get(5)?,
+                        respond_by_ms: row.get(6)?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;

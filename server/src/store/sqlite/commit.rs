@@ -146,10 +146,11 @@ pub(super) fn create_task(
     }
     let task = &write.task;
     let id = task.id.as_str();
+    let (kind, request_json, respond_by_ms) = crate::store::rows::gateway_columns(task);
     connection
         .prepare_cached(
-            "INSERT INTO tasks (id, profile_id, profile_name, idempotency_key, created_at_ms) \
-             VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO tasks (id, profile_id, profile_name, idempotency_key, created_at_ms, \
+             kind, request_json, respond_by_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )?
         .execute(params![
             id,
@@ -157,6 +158,9 @@ pub(super) fn create_task(
             task.profile_name,
             write.idempotency_key,
             task.created_at.as_millis(),
+            kind,
+            request_json,
+            respond_by_ms,
         ])
         .map_err(|error| match error.sqlite_error_code() {
             Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::Corrupt {

@@ -25,7 +25,7 @@ use crate::domain::{
 };
 use crate::store::rows::{
     AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
-    first_by_task, not_found, parse_enum, route_columns, task_from_rows,
+    first_by_task, not_found, parse_enum, route_columns, task_columns, task_from_rows,
 };
 use crate::store::{StoreError, TaskStore};
 
@@ -46,9 +46,11 @@ async fn fetch_route(conn: &mut SqliteConnection, id: &str) -> Result<RouteRecor
 }
 
 async fn fetch_task(conn: &mut SqliteConnection, id: &str) -> Result<Task, StoreError> {
-    let row: Option<TaskRow> = sqlx::query_as(
-        "SELECT id, profile_id, profile_name, created_at_ms FROM tasks WHERE id = ?",
-    )
+    let row: Option<TaskRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        task_columns!(),
+        " FROM tasks WHERE id = ?"
+    ))
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?;
@@ -221,10 +223,11 @@ impl TaskStore for SqliteStore {
         limit: u32,
     ) -> Result<Vec<TaskListing>, StoreError> {
         let mut tx = self.read().await?;
-        let mut query = QueryBuilder::<Sqlite>::new(
-            "SELECT tasks.id, tasks.profile_id, tasks.profile_name, tasks.created_at_ms \
-             FROM tasks JOIN routes ON routes.task_id = tasks.id WHERE 1 = 1",
-        );
+        let mut query = QueryBuilder::<Sqlite>::new(concat!(
+            "SELECT ",
+            task_columns!(),
+            " FROM tasks JOIN routes ON routes.task_id = tasks.id WHERE 1 = 1"
+        ));
         if let Some(state) = state {
             query.push(" AND routes.state = ").push_bind(state.as_str());
         }
