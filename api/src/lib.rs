@@ -64,7 +64,7 @@ pub use providers::{
 };
 pub use tasks::{
     ActionRequest, AttemptView, PROMPT_MAX_CHARS, RouteView, TASK_PAGE_DEFAULT, TASK_PAGE_MAX,
-    TaskCandidateView, TaskCursor, TaskPage, TaskQuery, TaskRequest, TaskSummary, TaskView,
-    TurnRequest, TurnView,
+    TaskCandidateView, TaskCursor, TaskKind, TaskPage, TaskQuery, TaskRequest, TaskSummary,
+    TaskView, TurnRequest, TurnView,
 };
 pub use time::{Timestamp, TimestampError};

@@ -252,12 +252,26 @@ pub struct TaskCandidateView {
     pub enabled: bool,
 }
 
+/// How a task was started: on the task API (`task`), or as one call of the
+/// OpenAI- or Anthropic-compatible gateway (`gateway`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum TaskKind {
+    /// Started on `POST /api/tasks` (or the page).
+    Task,
+    /// A call to `/v1/chat/completions` or `/v1/messages`.
+    Gateway,
+}
+
 /// A task with its route, attempts (oldest first) and turns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskView {
     /// Stable id.
     pub id: TaskId,
+    /// How it was started.
+    pub kind: TaskKind,
     /// The profile it was started from.
     pub profile_id: ProfileId,
     /// That profile's name when the task started.
@@ -280,6 +294,8 @@ pub struct TaskView {
 pub struct TaskSummary {
     /// Stable id.
     pub id: TaskId,
+    /// How it was started.
+    pub kind: TaskKind,
     /// The profile it was started from.
     pub profile_id: ProfileId,
     /// That profile's name when the task started.

@@ -3,15 +3,25 @@
 //! `providers` crate's adapters.
 
 use async_trait::async_trait;
-use providers::{Adapter, CallOutcome, CallRequest, ProviderConfig};
+use providers::{Adapter, CallOutcome, CallRequest, Observer, ProviderConfig, Unsupported};
 
 use crate::domain::Provider;
 
 /// Calls a provider and answers its outcome: an answer, or evidence of a failure.
 #[async_trait]
 pub trait Caller: Send + Sync + 'static {
-    /// One call. Dropping the future cancels it.
-    async fn call(&self, provider: &Provider, request: &CallRequest) -> CallOutcome;
+    /// One call, its answer's text passed to `observer` as it streams. Dropping
+    /// the future cancels it.
+    async fn call(
+        &self,
+        provider: &Provider,
+        request: &CallRequest,
+        observer: &dyn Observer,
+    ) -> CallOutcome;
+
+    /// Whether `provider` can carry `request` as it is (a gateway client's
+    /// request in its protocol); the refusal names the field.
+    fn carries(&self, provider: &Provider, request: &CallRequest) -> Result<(), Unsupported>;
 }
 
 /// The real calls: streaming HTTP for `anthropic`, `openai` and
@@ -39,7 +49,24 @@ impl Default for ProviderCaller {
 
 #[async_trait]
 impl Caller for ProviderCaller {
-    async fn call(&self, provider: &Provider, request: &CallRequest) -> CallOutcome {
+    async fn call(
+        &self,
+        provider: &Provider,
+        request: &CallRequest,
+        observer: &dyn Observer,
+    ) -> CallOutcome {
+        self.adapter(provider)
+            .call_observed(request, observer)
+            .await
+    }
+
+    fn carries(&self, provider: &Provider, request: &CallRequest) -> Result<(), Unsupported> {
+        self.adapter(provider).carries(request)
+    }
+}
+
+impl ProviderCaller {
+    fn adapter(&self, provider: &Provider) -> Adapter {
         let config = ProviderConfig {
             kind: provider.kind,
             family: provider.family,
@@ -49,7 +76,5 @@ impl Caller for ProviderCaller {
             script: provider.script.clone(),
         };
         Adapter::new(config, self.client.clone())
-            .call(request)
-            .await
     }
 }

@@ -60,6 +60,8 @@ struct AfterEffects {
     decision: Option<&'static str>,
     /// The deadline it fired (a `DeadlineReached`), for its lateness.
     fired_deadline_ms: Option<i64>,
+    /// The route after it, for a gateway call's waiting client.
+    view: Option<Arc<api::RouteView>>,
 }
 
 /// A transition decided and ready to commit.
@@ -98,7 +100,8 @@ impl Engine {
             route: decided.route,
             updated_at: now,
         };
-        let event_json: Arc<str> = serde_json::to_string(&views::route_view(task, &next))
+        let view = views::route_view(task, &next);
+        let event_json: Arc<str> = serde_json::to_string(&view)
             .unwrap_or_else(|_| unreachable!("views serialize"))
             .into();
         let from = record.route.generation;
@@ -112,6 +115,7 @@ impl Engine {
             fired_deadline_ms: matches!(event, RouteEvent::DeadlineReached)
                 .then_some(record.route.deadline_ms)
                 .flatten(),
+            view: task.gateway.is_some().then(|| Arc::new(view)),
         };
         // The effects run right after the commit, in the store's after-commit step
         // (the store publishes the event itself): nothing waits for the committing
@@ -238,6 +242,7 @@ impl Engine {
             effects,
             decision,
             fired_deadline_ms,
+            view,
         } = done;
         metrics::counter!("switchback_transitions_total", "to" => state.as_str()).increment(1);
         if let Some(decision) = decision {
@@ -266,6 +271,11 @@ impl Engine {
                     }
                 }
             }
+        }
+        if let Some(view) = view {
+            self.inner
+                .watchers
+                .tell(id, &super::CallNews::Route(view.clone()));
         }
         if matches!(state, RouteState::Completed | RouteState::Stopped) {
             self.inner.snapshots.forget(id);

@@ -12,8 +12,9 @@ use providers::{CallOutcome, CallRequest, Message, Role};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::Instrument;
 
+use super::calls::CallNews;
 use super::commit::{Applied, Changes};
-use super::judge::{at_open_circuit, judge};
+use super::judge::{at_open_circuit, judge, not_carried};
 use super::wake::{Lane, Lanes};
 use super::{Engine, EngineError};
 use crate::domain::{Attempt, AttemptEnd, AttemptOutcome, Progress, RouteRecord, Task};
@@ -103,6 +104,14 @@ impl Engine {
             return Ok(());
         };
         let now_ms = self.now().as_millis();
+        // A gateway call whose client stopped waiting (its deadline passed, or a
+        // restart lost its connection's process): nobody would read the answer.
+        if task.respond_by_ms().is_some_and(|by_ms| by_ms <= now_ms) {
+            return match self.cancel_for_client(id).await {
+                Ok(()) | Err(EngineError::Stale { .. }) => Ok(()),
+                Err(error) => Err(error.into_store_error()),
+            };
+        }
         let circuits = self
             .inner
             .store
@@ -144,6 +153,17 @@ impl Engine {
             Err(error) => return Err(error),
         };
         let sending = self.prepare(&task, &progress, probe);
+        // A gateway client's request this candidate's protocol cannot carry is not
+        // sent with fields dropped: the candidate is skipped, saying which field.
+        if let Some(provider) = &provider
+            && let Err(unsupported) = self.inner.caller.carries(provider, &sending.request)
+        {
+            let event = not_carried(&task, record, &unsupported);
+            return match self.apply(&task, record, event, Changes::default()).await {
+                Ok(_) | Err(EngineError::Stale { .. }) => Ok(()),
+                Err(error) => Err(error.into_store_error()),
+            };
+        }
         let attempt = sending.attempt.clone();
         // The call is registered before its start is committed: a stop that commits
         // after the start finds it to cut, even before it is sent.
@@ -259,7 +279,7 @@ impl Engine {
                 max_tokens,
                 messages,
                 call_index,
-                client: None,
+                client: task.gateway.as_ref().map(|call| call.request.clone()),
             },
         }
     }
@@ -284,15 +304,27 @@ impl Engine {
         );
         let caller = self.inner.caller.clone();
         let request = sending.request;
+        // A gateway call's waiting client hears the answer as it streams.
+        let tap = task.gateway.is_some().then(|| Tap {
+            engine: self.clone(),
+            id: task.id.clone(),
+        });
         let kind = provider
             .as_ref()
             .map_or("missing", |provider| provider.kind.as_str());
         let call = tokio::spawn(Abortable::new(
             async move {
                 let began = Instant::now();
-                let outcome = match &provider {
-                    Some(provider) => caller.call(provider, &request).await,
-                    None => CallOutcome::Failed {
+                let outcome = match (&provider, &tap) {
+                    (Some(provider), Some(tap)) => {
+                        let outcome = caller.call(provider, &request, tap).await;
+                        if let CallOutcome::Answered { stop, .. } = &outcome {
+                            tap.tell(CallNews::Answered(stop.clone()));
+                        }
+                        outcome
+                    }
+                    (Some(provider), None) => caller.call(provider, &request, &()).await,
+                    (None, _) => CallOutcome::Failed {
                         evidence: catalogue::Evidence::new("switchback")
                             .with_body("the provider of this candidate no longer exists"),
                         partial_output: String::new(),
@@ -409,5 +441,24 @@ impl Engine {
             self.unpark();
         }
         Ok(())
+    }
+}
+
+/// What a gateway call's waiting client hears of its attempt as the provider
+/// streams it.
+struct Tap {
+    engine: Engine,
+    id: TaskId,
+}
+
+impl Tap {
+    fn tell(&self, news: CallNews) {
+        self.engine.inner.watchers.tell(&self.id, &news);
+    }
+}
+
+impl providers::Observer for Tap {
+    fn text(&self, piece: &str) {
+        self.tell(CallNews::Text(piece.to_owned()));
     }
 }

@@ -5,10 +5,10 @@
 //! opens; `now` comes in. Metrics, logs and the commit are the caller's.
 
 use api::Timestamp;
-use policy::circuit::{CircuitScope, Gate, gate, opens};
-use policy::evaluate::exhausted;
+use policy::circuit::{CircuitScope, Gate, gate_within, opens};
+use policy::evaluate::{evaluate_within, exhausted};
 use policy::route::{Failure, RouteEvent};
-use policy::{Effects, PolicySection, evaluate};
+use policy::{Class, Effects, OnExhausted, PolicySection, SemanticCode};
 use providers::{CallOutcome, StopReason};
 
 use super::commit::Changes;
@@ -53,7 +53,8 @@ pub(super) fn judge(
     match outcome {
         CallOutcome::Answered { text, stop } => {
             let truncated = matches!(stop, StopReason::MaxTokens);
-            let escalation = truncated
+            // A gateway client set its own budget: its answer ends where it said.
+            let escalation = (truncated && task.gateway.is_none())
                 .then(|| {
                     candidate
                         .escalation
@@ -104,16 +105,21 @@ pub(super) fn judge(
             let verdict = catalogue::classify(&evidence, now_ms);
             let classification = verdict.classification;
             let class = classification.code.class();
-            let decision = evaluate(
+            // Output that reached someone makes a repeat unsafe: a task's is
+            // stored, a streaming gateway client's was sent on as it came; a
+            // gateway client that waits for the whole answer saw none of it.
+            let delivered = task.gateway.as_ref().is_none_or(|call| call.stream);
+            let decision = evaluate_within(
                 &candidate.policy,
                 &classification,
                 &route.episode,
                 Effects {
-                    partial_output: !partial_output.is_empty(),
+                    partial_output: delivered && !partial_output.is_empty(),
                     ambiguous_side_effect: false,
                 },
                 task.next_enabled_after(route.candidate).is_some(),
                 now_ms,
+                task.respond_by_ms(),
             );
             let circuit = match opens(&classification, now_ms) {
                 Some(opening) => Some(CircuitChange::Open {
@@ -206,7 +212,13 @@ pub(super) fn at_open_circuit(
         ),
     };
     let on_exhausted = section.on_exhausted;
-    match gate(Some(open.until_ms), &section, route.through_circuit, now_ms) {
+    match gate_within(
+        Some(open.until_ms),
+        &section,
+        route.through_circuit,
+        now_ms,
+        task.respond_by_ms(),
+    ) {
         Gate::Wait { until_ms } => Some(RouteEvent::CircuitOpen {
             until_ms,
             failure,
@@ -218,6 +230,37 @@ pub(super) fn at_open_circuit(
             on_exhausted,
         }),
         Gate::Send => None,
+    }
+}
+
+/// What a route due to send does when its candidate cannot carry the gateway
+/// client's request (`unsupported` names the field): nothing is sent, and it
+/// skips to the next candidate, or stops when none is left. A fact about the
+/// request, not a provider's failure: no retry or wait could change it.
+pub(super) fn not_carried(
+    task: &Task,
+    record: &RouteRecord,
+    unsupported: &providers::Unsupported,
+) -> RouteEvent {
+    let section = PolicySection::hard_default();
+    let on_exhausted = OnExhausted::Skip;
+    RouteEvent::NotSent {
+        decision: exhausted(
+            &PolicySection {
+                on_exhausted,
+                ..section
+            },
+            task.next_enabled_after(record.route.candidate).is_some(),
+        ),
+        failure: Failure {
+            class: Class::Hard,
+            code: SemanticCode::InvalidRequest,
+            catalogue: catalogue::CATALOGUE_VERSION.to_owned(),
+            safe_cause: format!(
+                "Not sent: this candidate cannot carry the request: {unsupported}."
+            ),
+        },
+        on_exhausted,
     }
 }
 
@@ -303,6 +346,7 @@ mod tests {
             profile_name: "profile".to_owned(),
             candidates: vec![candidate(0, true), candidate(1, next)],
             created_at: Timestamp::from_millis(NOW_MS - 60_000),
+            gateway: None,
         }
     }
 

@@ -24,6 +24,7 @@
 //! - [`views`]: the route as clients and live events see it.
 
 mod caller;
+mod calls;
 mod commit;
 mod dispatch;
 mod error;
@@ -44,6 +45,7 @@ use tokio::sync::{Semaphore, broadcast};
 
 pub use crate::domain::{Feed, Published};
 pub use caller::{Caller, ProviderCaller};
+pub use calls::{CallNews, Watch};
 pub use error::EngineError;
 
 use crate::clock::Clock;
@@ -86,6 +88,8 @@ struct Inner {
     parked: Parked,
     permits: Arc<Semaphore>,
     snapshots: snapshots::Snapshots,
+    /// The gateway's clients waiting on their calls.
+    watchers: calls::Watchers,
     /// Set once the server is stopping: no new attempt starts, event streams end.
     stopping: tokio::sync::watch::Sender<bool>,
     /// Whether the scheduler's thread runs (false before the start, and if it
@@ -134,6 +138,7 @@ impl Engine {
                 parked: Parked::default(),
                 permits: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
                 snapshots: snapshots::Snapshots::default(),
+                watchers: calls::Watchers::default(),
                 stopping: tokio::sync::watch::Sender::new(false),
                 scheduling: Arc::default(),
                 stepped_aside: std::sync::atomic::AtomicU64::new(0),
@@ -159,6 +164,7 @@ impl Engine {
             if self.inner.store.is_shared() {
                 tokio::spawn(self.clone().run_upkeep());
                 tokio::spawn(self.clone().run_cancels());
+                tokio::spawn(self.clone().run_feed_to_watchers());
             }
         }
         Ok(touched)
@@ -336,6 +342,51 @@ impl Engine {
         // The route may have been a probe that others wait for.
         self.unpark();
         self.answer(id, applied).await
+    }
+
+    /// The client waiting for a gateway call's answer went away (or its deadline
+    /// passed): stop the route (cause `cancelled_by_client`), cutting a call in
+    /// flight, its attempt finished as cancelled in the same commit. A route that
+    /// already ended, or is held for a person, is left as it is.
+    pub async fn cancel_for_client(&self, id: &TaskId) -> Result<(), EngineError> {
+        // A transition may commit between the read and the stop: read again.
+        for _ in 0..8 {
+            let detail = self.inner.store.get_task(id).await?;
+            if !matches!(
+                detail.route.route.state,
+                RouteState::Queued
+                    | RouteState::RetryWait
+                    | RouteState::WaitingForReset
+                    | RouteState::Retrying
+                    | RouteState::Running
+            ) {
+                return Ok(());
+            }
+            let task = Arc::new(detail.task.clone());
+            let finish_attempt = (detail.route.route.state == RouteState::Running)
+                .then(|| detail.end_unfinished(AttemptOutcome::Cancelled, self.now()))
+                .flatten();
+            match self
+                .apply(
+                    &task,
+                    &detail.route,
+                    RouteEvent::ClientCancelled,
+                    Changes {
+                        finish_attempt,
+                        ..Changes::default()
+                    },
+                )
+                .await
+            {
+                Ok(_) => {
+                    self.unpark();
+                    return Ok(());
+                }
+                Err(EngineError::Stale { .. }) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
     }
 
     /// The task as a person's transition left it.

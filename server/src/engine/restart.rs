@@ -158,7 +158,8 @@ impl Engine {
     }
 
     /// The second half: each running route held as interrupted and its attempt
-    /// finished as interrupted, every hold in one commit, each fenced on its own.
+    /// finished as interrupted (a gateway call's stopped, its client gone, and its
+    /// attempt cancelled), every hold in one commit, each fenced on its own.
     /// Answers how many were held.
     async fn hold(
         &self,
@@ -171,13 +172,20 @@ impl Engine {
         let batch = running
             .iter()
             .map(|(task, record, attempt)| {
+                // A gateway call's client waited on the process that went away:
+                // nobody is left to decide about it, or to read its answer.
+                let (event, outcome) = if task.gateway.is_some() {
+                    (RouteEvent::ClientCancelled, AttemptOutcome::Cancelled)
+                } else {
+                    (RouteEvent::Interrupted, AttemptOutcome::Interrupted)
+                };
                 let finish_attempt = attempt
                     .clone()
-                    .map(|attempt| (attempt, AttemptEnd::bare(AttemptOutcome::Interrupted, now)));
+                    .map(|attempt| (attempt, AttemptEnd::bare(outcome, now)));
                 (
                     task,
                     record,
-                    RouteEvent::Interrupted,
+                    event,
                     Changes {
                         finish_attempt,
                         ..Changes::default()

@@ -2,8 +2,8 @@
 //! the live events carry.
 
 use api::{
-    AttemptView, CandidateId, Generation, RouteView, TaskCandidateView, TaskSummary, TaskView,
-    Timestamp, TurnView,
+    AttemptView, CandidateId, Generation, RouteView, TaskCandidateView, TaskKind, TaskSummary,
+    TaskView, Timestamp, TurnView,
 };
 
 use crate::domain::{Attempt, RouteRecord, Task, TaskDetail, TaskListing, Turn};
@@ -109,11 +109,21 @@ pub fn turn_view(turn: &Turn) -> TurnView {
     }
 }
 
-/// A task with its whole history.
+/// How the task was started.
+fn task_kind(task: &Task) -> TaskKind {
+    if task.gateway.is_some() {
+        TaskKind::Gateway
+    } else {
+        TaskKind::Task
+    }
+}
+
+/// A task with its route, attempts and turns, as clients see it.
 pub fn task_view(detail: &TaskDetail) -> TaskView {
     let task = &detail.task;
     TaskView {
         id: task.id.clone(),
+        kind: task_kind(task),
         profile_id: task.profile_id.clone(),
         profile_name: task.profile_name.clone(),
         created_at: task.created_at,
@@ -140,6 +150,7 @@ const LISTED_PROMPT_CHARS: usize = 200;
 pub fn task_summary(listing: &TaskListing) -> TaskSummary {
     TaskSummary {
         id: listing.task.id.clone(),
+        kind: task_kind(&listing.task),
         profile_id: listing.task.profile_id.clone(),
         profile_name: listing.task.profile_name.clone(),
         created_at: listing.task.created_at,
