@@ -12,6 +12,7 @@ pub mod demo;
 pub mod domain;
 pub mod engine;
 pub mod error;
+pub mod gateway;
 pub mod http;
 pub mod secrets;
 pub mod serve;

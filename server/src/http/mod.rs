@@ -84,6 +84,8 @@ pub fn router(state: AppState) -> Router {
         .layer(from_fn(limits::timeout))
         .layer(from_fn(headers::security_headers))
         .layer(CompressionLayer::new())
+        // The gateway's routes, after the layers above: they have their own.
+        .merge(crate::gateway::router(&state))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -58,6 +58,7 @@ impl Services {
             profile_name: profile.name.clone(),
             candidates: profile.candidates,
             created_at: now,
+            gateway: None,
         };
         let Some(first) = task.first_enabled() else {
             return Err(ApiError::no_enabled_candidate(&profile.name).into());

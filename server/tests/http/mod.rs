@@ -7,6 +7,7 @@ mod api;
 mod contract;
 mod events;
 mod forms;
+mod gateway;
 mod guard;
 mod server_fns;
 mod site;

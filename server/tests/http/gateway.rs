@@ -1,0 +1,364 @@
+//! The gateway face through the real router, on a loopback mock provider:
+//! both protocols, whole and streamed; recovery by the candidates' policies;
+//! a stream cut after its first piece; an unknown model; a request a candidate
+//! cannot carry; a client that leaves while its call waits.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use providers::mock::{MockProvider, MockResponse};
+use providers::{StopReason, Wire, read_stream_chunks};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use super::{Answer, Api, HOST};
+
+/// A candidate's policy: no retries, no waits; skip to the next on any failure.
+fn skip_at_once() -> Value {
+    let section = json!({"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
+                         "reset_wait": {"enabled": false, "max_wait_s": 60}, "on_exhausted": "skip"});
+    json!({"version": 2, "transient": section, "hard": section})
+}
+
+impl Api {
+    /// A provider of `kind` at `base_url`.
+    async fn provider_at(&self, name: &str, kind: &str, base_url: &str) -> String {
+        let (status, body) = self
+            .call(
+                Method::POST,
+                "/api/providers",
+                Some(json!({"name": name, "kind": kind, "base_url": base_url})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A profile `name` of these (provider, model) candidates, each skipping at once.
+    async fn gateway_profile(&self, name: &str, candidates: &[(&str, &str)]) {
+        let candidates: Vec<Value> = candidates
+            .iter()
+            .map(|(provider, model)| {
+                json!({"provider_id": provider, "model": model, "enabled": true,
+                                           "max_tokens": 256, "policy": skip_at_once()})
+            })
+            .collect();
+        let (status, body) = self
+            .call(
+                Method::POST,
+                "/api/profiles",
+                Some(json!({"name": name, "candidates": candidates})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+
+    /// A gateway call in `wire`'s protocol.
+    async fn gateway(&self, wire: Wire, body: Value, headers: &[(&str, &str)]) -> Answer {
+        self.send(gateway_request(wire, &body, headers)).await
+    }
+
+    /// A task as the API shows it.
+    async fn task_json(&self, id: &str) -> Value {
+        let (status, body) = self
+            .call(Method::GET, &format!("/api/tasks/{id}"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+}
+
+/// An API whose profile `fast` has one candidate, `model` on a mock provider.
+async fn one_candidate(model: &str) -> (Api, MockProvider) {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let provider = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    api.gateway_profile("fast", &[(&provider, model)]).await;
+    (api, mock)
+}
+
+fn gateway_request(wire: Wire, body: &Value, headers: &[(&str, &str)]) -> Request<Body> {
+    let path = match wire {
+        Wire::OpenAi => "/v1/chat/completions",
+        Wire::Anthropic => "/v1/messages",
+    };
+    let mut builder = Request::builder()
+        .method(Method::POST)
+        .uri(path)
+        .header(header::HOST, HOST)
+        .header(header::CONTENT_TYPE, "application/json");
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(Body::from(body.to_string())).unwrap()
+}
+
+fn ask(model: &str, stream: bool) -> Value {
+    json!({"model": model, "max_tokens": 100, "stream": stream,
+           "messages": [{"role": "user", "content": "Say hello"}]})
+}
+
+fn header<'a>(answer: &'a Answer, name: &str) -> &'a str {
+    answer
+        .headers
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_else(|| panic!("no {name} header: {:?}", answer.headers))
+}
+
+#[tokio::test]
+async fn an_openai_client_gets_the_whole_answer_and_its_call_is_a_task() {
+    let (api, mock) = one_candidate("gpt-mock").await;
+    mock.push(MockResponse::reply("Hello there"));
+    let answer = api.gateway(Wire::OpenAi, ask("Fast", false), &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    let body = answer.json();
+    assert_eq!(body["object"], "chat.completion");
+    assert_eq!(body["model"], "Fast", "the model as the client named it");
+    assert_eq!(body["choices"][0]["message"]["content"], "Hello there");
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    let id = header(&answer, "x-switchback-invocation");
+    assert_eq!(body["id"], id);
+    assert_eq!(header(&answer, "x-switchback-attempts"), "1");
+    assert_eq!(header(&answer, "x-switchback-candidate"), "gpt-mock");
+    // The provider got the client's request with the candidate's model.
+    let sent = &mock.requests()[0];
+    let sent = sent.body.clone();
+    assert_eq!(
+        (sent["model"].as_str(), sent["max_tokens"].as_u64()),
+        (Some("gpt-mock"), Some(100))
+    );
+    // Recorded as a task, with its route, attempt and turn.
+    let task = api.task_json(id).await;
+    assert_eq!(task["kind"], "gateway");
+    assert_eq!(task["route"]["state"], "completed");
+    assert_eq!(task["turns"][0]["prompt"], "Say hello");
+    assert_eq!(task["turns"][0]["answer"], "Hello there");
+    assert_eq!(task["attempts"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_anthropic_client_streams_the_answer_from_an_openai_candidate() {
+    let (api, mock) = one_candidate("gpt-mock").await;
+    mock.push(MockResponse::reply("Hello from the other side"));
+    let body = json!({"model": "fast", "max_tokens": 50, "stream": true, "system": "Be brief.",
+                      "messages": [{"role": "user", "content": "Say hello"}]});
+    let answer = api.gateway(Wire::Anthropic, body, &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    assert_eq!(header(&answer, "content-type"), "text/event-stream");
+    assert!(
+        answer.text.starts_with("event: message_start\n"),
+        "{}",
+        answer.text
+    );
+    assert!(
+        answer
+            .text
+            .ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
+        "{}",
+        answer.text
+    );
+    let reading = read_stream_chunks(Wire::Anthropic, [answer.text.as_bytes()]);
+    assert_eq!(reading.text, "Hello from the other side");
+    assert_eq!(reading.stop, Some(StopReason::End));
+    // Translated: the system prompt became OpenAI's system message.
+    let sent = mock.requests()[0].body.clone();
+    assert_eq!(
+        sent["messages"][0],
+        json!({"role": "system", "content": "Be brief."})
+    );
+}
+
+#[tokio::test]
+async fn an_overloaded_candidate_is_skipped_for_the_next() {
+    let api = Api::new().await;
+    let first = MockProvider::start().await;
+    let second = MockProvider::start().await;
+    let a = api
+        .provider_at("first", "openai_compatible", &first.base_url())
+        .await;
+    let b = api
+        .provider_at("second", "openai_compatible", &second.base_url())
+        .await;
+    api.gateway_profile("fast", &[(&a, "claude-mock"), (&b, "gpt-mock")])
+        .await;
+    first.push(MockResponse::status(
+        529,
+        &[],
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    ));
+    second.push(MockResponse::reply("Second answers"));
+    let answer = api.gateway(Wire::OpenAi, ask("fast", true), &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    let reading = read_stream_chunks(Wire::OpenAi, [answer.text.as_bytes()]);
+    assert_eq!(reading.text, "Second answers");
+    assert!(answer.text.ends_with("data: [DONE]\n\n"), "{}", answer.text);
+    assert_eq!(header(&answer, "x-switchback-attempts"), "2");
+    assert_eq!(header(&answer, "x-switchback-candidate"), "gpt-mock");
+}
+
+#[tokio::test]
+async fn when_every_candidate_is_limited_the_client_gets_429_with_retry_after() {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let provider = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    api.gateway_profile("fast", &[(&provider, "claude-mock")])
+        .await;
+    mock.push(MockResponse::status(
+        429,
+        &[("retry-after", "30")],
+        r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+    ));
+    let answer = api.gateway(Wire::Anthropic, ask("fast", false), &[]).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        answer.text
+    );
+    assert_eq!(answer.json()["type"], "error");
+    assert_eq!(answer.json()["error"]["type"], "rate_limit_error");
+    let retry_after: u64 = header(&answer, "retry-after").parse().unwrap();
+    assert!((1..=30).contains(&retry_after), "{retry_after}");
+}
+
+#[tokio::test]
+async fn a_stream_cut_after_its_first_piece_ends_in_an_error_and_holds_the_route() {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let a = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    let b = api
+        .provider_at("other", "openai_compatible", &mock.base_url())
+        .await;
+    api.gateway_profile("fast", &[(&a, "claude-mock"), (&b, "claude-other")])
+        .await;
+    mock.push(MockResponse::StreamError {
+        text_before: "Hel".to_owned(),
+        event: r#"{"error":{"message":"The server is overloaded","type":"server_error","param":null,"code":null}}"#
+            .to_owned(),
+    });
+    let answer = api.gateway(Wire::Anthropic, ask("fast", true), &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "the stream had begun");
+    let reading = read_stream_chunks(Wire::Anthropic, [answer.text.as_bytes()]);
+    assert_eq!(reading.text, "Hel");
+    assert!(
+        !answer.text.contains("message_stop"),
+        "never a normal end: {}",
+        answer.text
+    );
+    assert!(answer.text.contains("event: error\n"), "{}", answer.text);
+    let id = header(&answer, "x-switchback-invocation");
+    let task = api.task_json(id).await;
+    assert_eq!(task["route"]["state"], "held");
+    assert_eq!(task["route"]["cause"], "unsafe_effect");
+    assert_eq!(mock.hits(), 1, "never sent again");
+}
+
+#[tokio::test]
+async fn an_unknown_model_is_each_protocols_404() {
+    let api = Api::new().await;
+    let answer = api.gateway(Wire::OpenAi, ask("nope", false), &[]).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert_eq!(answer.json()["error"]["code"], "model_not_found");
+    assert_eq!(answer.json()["error"]["param"], "model");
+    assert_eq!(answer.json()["error"]["type"], "invalid_request_error");
+    let answer = api.gateway(Wire::Anthropic, ask("nope", true), &[]).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert_eq!(answer.json()["error"]["type"], "not_found_error");
+    let answer = api
+        .gateway(Wire::OpenAi, json!({"model": "x", "messages": []}), &[])
+        .await;
+    assert_eq!(
+        (answer.status, answer.json()["error"]["param"].clone()),
+        (StatusCode::BAD_REQUEST, json!("messages"))
+    );
+}
+
+#[tokio::test]
+async fn a_request_a_candidate_cannot_carry_skips_it_saying_why() {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let (status, simulated) = api
+        .call(
+            Method::POST,
+            "/api/providers",
+            Some(json!({"name": "sim", "kind": "simulated",
+            "script": [{"reply": "simulated"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{simulated}");
+    let simulated = simulated["id"].as_str().unwrap().to_owned();
+    let real = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    api.gateway_profile("tools", &[(&simulated, "sim"), (&real, "gpt-mock")])
+        .await;
+    mock.push(MockResponse::reply("I would call it"));
+    let body = json!({"model": "tools", "messages": [{"role": "user", "content": "Weather?"}],
+                      "tools": [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]});
+    let answer = api.gateway(Wire::OpenAi, body, &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    assert_eq!(
+        answer.json()["choices"][0]["message"]["content"],
+        "I would call it"
+    );
+    let sent = mock.requests()[0].body.clone();
+    assert_eq!(
+        sent["tools"][0]["function"]["name"], "weather",
+        "passed through"
+    );
+    // Only the second candidate was called; the first was skipped, not sent.
+    let task = api
+        .task_json(header(&answer, "x-switchback-invocation"))
+        .await;
+    assert_eq!(task["attempts"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_while_its_call_waits_stops_the_route() {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let provider = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    // Retries transient failures, so a throttled call waits (the clock stands still).
+    let candidates =
+        json!([{"provider_id": provider, "model": "gpt-mock", "enabled": true, "max_tokens": 64}]);
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(json!({"name": "patient", "candidates": candidates})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    mock.push(MockResponse::openai_server_error());
+    let router = api.router();
+    let call =
+        tokio::spawn(router.oneshot(gateway_request(Wire::OpenAi, &ask("patient", false), &[])));
+    // Wait for the route to wait, then leave.
+    let id = testkit::eventually_async(Duration::from_secs(10), || async {
+        let (_, page) = api.call(Method::GET, "/api/tasks", None).await;
+        page["tasks"]
+            .as_array()
+            .and_then(|tasks| tasks.first())
+            .filter(|task| task["route"]["state"] == "retry_wait")
+            .and_then(|task| task["id"].as_str().map(str::to_owned))
+    })
+    .await;
+    call.abort();
+    let stopped = testkit::eventually_async(Duration::from_secs(10), || async {
+        let task = api.task_json(&id).await;
+        (task["route"]["state"] == "stopped").then_some(task)
+    })
+    .await;
+    assert_eq!(stopped["route"]["cause"], "cancelled_by_client");
+    assert_eq!(mock.hits(), 1);
+}
