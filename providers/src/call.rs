@@ -115,6 +115,15 @@ impl CallOutcome {
     }
 }
 
+/// The tokens a call used, as the provider counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Tokens of the request (OpenAI's `prompt_tokens`, Anthropic's `input_tokens`).
+    pub input_tokens: u64,
+    /// Tokens of the answer (`completion_tokens`, `output_tokens`).
+    pub output_tokens: u64,
+}
+
 /// Sees an answer's text as it streams, a piece at a time, before the call's
 /// outcome: the pieces, joined, are the answer's text (or, when the call fails,
 /// the output streamed before the failure), scrubbed of the provider's key as
@@ -122,6 +131,10 @@ impl CallOutcome {
 pub trait Observer: Send + Sync {
     /// The next piece of the answer's text (never empty).
     fn text(&self, piece: &str);
+
+    /// The tokens the call used, once a complete answer says (not every
+    /// provider does).
+    fn usage(&self, _usage: Usage) {}
 }
 
 /// No observer: [`crate::Adapter::call`].

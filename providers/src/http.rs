@@ -119,6 +119,13 @@ struct Streamed<'a> {
 }
 
 impl Streamed<'_> {
+    /// Pass on the tokens a complete answer used, if the provider said.
+    fn usage(&self, usage: Option<crate::call::Usage>) {
+        if let Some(usage) = usage {
+            self.observer.usage(usage);
+        }
+    }
+
     /// Pass on what `text` (the answer so far) has beyond what was passed on.
     fn pass_on(&mut self, text: &str) {
         let Some(piece) = text.get(self.passed_on..).filter(|piece| !piece.is_empty()) else {
@@ -179,6 +186,7 @@ async fn read_stream(
                             let drain = async { while events.next().await.is_some() {} };
                             let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
                         });
+                        streamed.usage(progress.usage);
                         return CallOutcome::Answered {
                             text: progress.text,
                             stop: progress.stop.unwrap_or(StopReason::End),
@@ -209,10 +217,13 @@ async fn read_stream(
     };
     // The stream stopped short of its terminal event.
     match progress.stop {
-        Some(stop) if wire.complete_at_stop() => CallOutcome::Answered {
-            text: progress.text,
-            stop,
-        },
+        Some(stop) if wire.complete_at_stop() => {
+            streamed.usage(progress.usage);
+            CallOutcome::Answered {
+                text: progress.text,
+                stop,
+            }
+        }
         _ => CallOutcome::Failed {
             evidence,
             partial_output: progress.text,

@@ -99,6 +99,7 @@ impl ClientRequest {
     /// assert_eq!(
     ///     request.body_for(Wire::OpenAi, "gpt-x", 1024).unwrap(),
     ///     json!({"model": "gpt-x", "max_tokens": 300, "stream": true, "stop": ["\n\n"],
+    ///            "stream_options": {"include_usage": true},
     ///            "messages": [{"role": "system", "content": "Be brief."},
     ///                         {"role": "user", "content": "Capital of France?"}]}),
     /// );
@@ -108,6 +109,9 @@ impl ClientRequest {
             let mut body = self.object()?.clone();
             body.insert("model".into(), json!(model));
             body.insert("stream".into(), json!(true));
+            if to == Wire::OpenAi {
+                ask_for_usage(&mut body);
+            }
             let budget_key = match to {
                 Wire::Anthropic => "max_tokens",
                 Wire::OpenAi if body.contains_key("max_completion_tokens") => {
@@ -124,6 +128,9 @@ impl ClientRequest {
         body.insert("model".into(), json!(model));
         body.insert("max_tokens".into(), json!(budget));
         body.insert("stream".into(), json!(true));
+        if to == Wire::OpenAi {
+            ask_for_usage(&mut body);
+        }
         if let Some(temperature) = portable.temperature {
             if to == Wire::Anthropic && temperature.as_f64().is_some_and(|value| value > 1.0) {
                 return Err(Unsupported::new(
@@ -371,6 +378,17 @@ fn texts(content: &Value, at: &str) -> Result<Vec<String>, Unsupported> {
     }
 }
 
+/// Ask an OpenAI stream for the tokens it used (its last chunk before
+/// `[DONE]`), keeping whatever else the client set in `stream_options`.
+fn ask_for_usage(body: &mut Map<String, Value>) {
+    let options = body.entry("stream_options").or_insert_with(|| json!({}));
+    if let Value::Object(options) = options {
+        options.insert("include_usage".into(), json!(true));
+    } else {
+        *options = json!({"include_usage": true});
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,12 +421,17 @@ mod tests {
                 ),
                 Wire::OpenAi,
                 json!({"model": "gpt-x", "messages": [{"role": "user", "content": "Hi"}],
-                    "tools": tools, "seed": 7, "stream": true, "max_tokens": 512}),
+                    "tools": tools, "seed": 7, "stream": true, "max_tokens": 512,
+                    "stream_options": {"include_usage": true}}),
             ),
             (
-                openai(json!({"model": "fast", "messages": [], "max_completion_tokens": 9})),
+                openai(
+                    json!({"model": "fast", "messages": [], "max_completion_tokens": 9,
+                    "stream_options": {"include_obfuscation": false}}),
+                ),
                 Wire::OpenAi,
-                json!({"model": "gpt-x", "messages": [], "max_completion_tokens": 9, "stream": true}),
+                json!({"model": "gpt-x", "messages": [], "max_completion_tokens": 9, "stream": true,
+                    "stream_options": {"include_obfuscation": false, "include_usage": true}}),
             ),
             (
                 anthropic(json!({"model": "fast", "max_tokens": 64, "messages": [],
@@ -467,6 +490,7 @@ mod tests {
             from_anthropic.body_for(Wire::OpenAi, "gpt-x", 512).unwrap(),
             json!({
                 "model": "gpt-x", "max_tokens": 50, "stream": true, "stop": ["\n\n", "END"],
+                "stream_options": {"include_usage": true},
                 "messages": [
                     {"role": "system", "content": "Be brief."},
                     {"role": "user", "content": "Hi"},

@@ -19,6 +19,25 @@ pub(crate) struct Progress {
     pub(crate) text: String,
     /// The stop reason, once the provider gave one.
     pub(crate) stop: Option<StopReason>,
+    /// The tokens used, as far as the provider said.
+    pub(crate) usage: Option<crate::call::Usage>,
+}
+
+impl Progress {
+    /// Note what the provider said of the tokens used (either count may come
+    /// alone: Anthropic gives the request's first and the answer's last).
+    fn count(&mut self, input_tokens: Option<u64>, output_tokens: Option<u64>) {
+        if input_tokens.is_none() && output_tokens.is_none() {
+            return;
+        }
+        let usage = self.usage.get_or_insert_default();
+        if let Some(input_tokens) = input_tokens {
+            usage.input_tokens = input_tokens;
+        }
+        if let Some(output_tokens) = output_tokens {
+            usage.output_tokens = output_tokens;
+        }
+    }
 }
 
 /// What one stream event means for the call.
@@ -325,6 +344,21 @@ mod anthropic {
         kind: String,
         delta: Delta,
         content_block: ContentBlock,
+        message: MessageData,
+        usage: Option<UsageData>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct MessageData {
+        usage: Option<UsageData>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct UsageData {
+        input_tokens: Option<u64>,
+        output_tokens: Option<u64>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -358,9 +392,13 @@ mod anthropic {
         }
         if !matches!(
             kind,
-            "content_block_start" | "content_block_delta" | "message_delta" | "message_stop"
+            "message_start"
+                | "content_block_start"
+                | "content_block_delta"
+                | "message_delta"
+                | "message_stop"
         ) {
-            // `message_start`, `content_block_stop`, `ping`, and event types added after
+            // `content_block_stop`, `ping`, and event types added after
             // this was written: nothing to read.
             return EventMeaning::Continue;
         }
@@ -369,6 +407,13 @@ mod anthropic {
                 body: event.data.clone(),
             };
         };
+        let usage = match kind {
+            "message_start" => data.message.usage.as_ref(),
+            _ => data.usage.as_ref(),
+        };
+        if let Some(usage) = usage {
+            progress.count(usage.input_tokens, usage.output_tokens);
+        }
         match kind {
             "content_block_start" if data.content_block.kind == "text" => {
                 progress.text.push_str(&data.content_block.text);
@@ -412,6 +457,14 @@ mod openai {
     struct Chunk {
         error: Option<Value>,
         choices: Vec<Choice>,
+        usage: Option<UsageData>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct UsageData {
+        prompt_tokens: Option<u64>,
+        completion_tokens: Option<u64>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -441,6 +494,9 @@ mod openai {
             return EventMeaning::Failed {
                 body: event.data.clone(),
             };
+        }
+        if let Some(usage) = &chunk.usage {
+            progress.count(usage.prompt_tokens, usage.completion_tokens);
         }
         // One answer was asked for: choice 0.
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
@@ -647,5 +703,56 @@ mod tests {
             assert_eq!(progress.text, row.text, "{context}");
             assert_eq!(progress.stop, row.stop, "{context}");
         }
+    }
+
+    /// The tokens used, as each protocol says them: Anthropic's request count in
+    /// `message_start` and answer count in `message_delta`; OpenAI's in the last
+    /// chunk (asked for with `stream_options.include_usage`).
+    #[test]
+    fn usage_is_read_from_either_protocol() {
+        let mut progress = Progress::default();
+        for (name, data) in [
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":12,"output_tokens":1}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}"#,
+            ),
+        ] {
+            Wire::Anthropic.read_event(&event(name, data), &mut progress);
+        }
+        assert_eq!(
+            progress.usage,
+            Some(crate::call::Usage {
+                input_tokens: 12,
+                output_tokens: 7
+            })
+        );
+        let mut progress = Progress::default();
+        Wire::OpenAi.read_event(
+            &event(
+                "message",
+                r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+            ),
+            &mut progress,
+        );
+        assert_eq!(progress.usage, None);
+        Wire::OpenAi.read_event(
+            &event("message", r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#),
+            &mut progress,
+        );
+        assert_eq!(
+            progress.usage,
+            Some(crate::call::Usage {
+                input_tokens: 5,
+                output_tokens: 2
+            })
+        );
     }
 }

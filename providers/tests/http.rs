@@ -583,6 +583,7 @@ async fn a_clients_request_is_passed_through_or_translated() {
     assert_eq!(
         mock.requests()[0].body,
         json!({"model": "model-x", "max_tokens": 20, "stream": true, "tools": tools,
+            "stream_options": {"include_usage": true},
             "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]})
     );
     // The other protocol: text translates; tools do not, and nothing is sent.

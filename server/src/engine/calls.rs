@@ -22,6 +22,9 @@ pub enum CallNews {
     /// The current attempt's provider answered completely, for this reason (its
     /// route's transition follows).
     Answered(StopReason),
+    /// The tokens the current attempt's complete answer used, as its provider
+    /// counted them (before [`CallNews::Answered`]).
+    Usage(providers::Usage),
     /// The route after a committed transition. A client may hear one twice, or
     /// out of order across replicas: the generation orders them.
     Route(Arc<RouteView>),

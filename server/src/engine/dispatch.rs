@@ -461,4 +461,8 @@ impl providers::Observer for Tap {
     fn text(&self, piece: &str) {
         self.tell(CallNews::Text(piece.to_owned()));
     }
+
+    fn usage(&self, usage: providers::Usage) {
+        self.tell(CallNews::Usage(usage));
+    }
 }

@@ -325,6 +325,17 @@ struct Following {
     cancel_on_leave: bool,
 }
 
+impl Following {
+    /// Whether an OpenAI client asked for the stream's usage chunk.
+    fn usage_chunk(&self) -> bool {
+        self.wire == Wire::OpenAi
+            && self.task.gateway.as_ref().is_some_and(|call| {
+                call.request.body["stream_options"]["include_usage"]
+                    == serde_json::Value::Bool(true)
+            })
+    }
+}
+
 /// What the client is told first: the whole answer or an error (a plain HTTP
 /// response), or, streaming, that the answer has begun (its body follows).
 enum Opening {
@@ -378,6 +389,7 @@ struct Seen {
     /// stopped), as this process streamed it.
     text: String,
     stop: Option<StopReason>,
+    usage: Option<providers::Usage>,
 }
 
 impl Seen {
@@ -503,6 +515,7 @@ async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
                 }
             }
             CallNews::Answered(stop) => seen.stop = Some(stop),
+            CallNews::Usage(usage) => seen.usage = Some(usage),
             CallNews::Route(route) => {
                 if seen
                     .route
@@ -516,6 +529,7 @@ async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
                     if body.is_none() {
                         seen.text.clear();
                         seen.stop = None;
+                        seen.usage = None;
                     }
                 }
                 seen.route = Some(route.clone());
@@ -586,7 +600,13 @@ async fn complete(
     match (opening, body) {
         (_, Some(body)) => {
             let _ = body
-                .send(Bytes::from(shapes::closing(wire, &following.head, &stop)))
+                .send(Bytes::from(shapes::closing(
+                    wire,
+                    &following.head,
+                    &stop,
+                    seen.usage,
+                    following.usage_chunk(),
+                )))
                 .await;
         }
         (Some(opening), None) if following.stream => {
@@ -595,12 +615,18 @@ async fn complete(
             if !seen.text.is_empty() {
                 events.push_str(&shapes::piece(wire, &following.head, &seen.text));
             }
-            events.push_str(&shapes::closing(wire, &following.head, &stop));
+            events.push_str(&shapes::closing(
+                wire,
+                &following.head,
+                &stop,
+                seen.usage,
+                following.usage_chunk(),
+            ));
             let _ = sender.send(Bytes::from(events)).await;
             let _ = opening.send(Opening::Stream(receiver, seen.headers(id)));
         }
         (Some(opening), None) => {
-            let answer = shapes::whole(wire, &following.head, &seen.text, &stop);
+            let answer = shapes::whole(wire, &following.head, &seen.text, &stop, seen.usage);
             let mut response = axum::Json(answer).into_response();
             for (name, value) in seen.headers(id) {
                 response.headers_mut().insert(name, value);

@@ -4,7 +4,7 @@
 //! protocol's own shape (OpenAI's `{"error": {message, type, param, code}}`,
 //! Anthropic's `{"type": "error", "error": {type, message}}`).
 
-use providers::{StopReason, Wire};
+use providers::{StopReason, Usage, Wire};
 use serde_json::{Value, json};
 
 /// A refusal or failure as the gateway answers it, before the protocol shapes it.
@@ -139,10 +139,32 @@ pub struct Head {
     pub created_s: i64,
 }
 
-/// A whole answer, as a client that does not stream gets it.
-pub fn whole(wire: Wire, head: &Head, text: &str, stop: &StopReason) -> Value {
-    let reason = stop_reason(wire, stop);
+/// The tokens used, in `wire`'s words.
+fn usage_of(wire: Wire, usage: Usage) -> Value {
     match wire {
+        Wire::OpenAi => json!({
+            "prompt_tokens": usage.input_tokens,
+            "completion_tokens": usage.output_tokens,
+            "total_tokens": usage.input_tokens + usage.output_tokens,
+        }),
+        Wire::Anthropic => json!({
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        }),
+    }
+}
+
+/// A whole answer, as a client that does not stream gets it; `usage` when the
+/// provider that answered counted it.
+pub fn whole(
+    wire: Wire,
+    head: &Head,
+    text: &str,
+    stop: &StopReason,
+    usage: Option<Usage>,
+) -> Value {
+    let reason = stop_reason(wire, stop);
+    let mut answer = match wire {
         Wire::OpenAi => json!({
             "id": head.id,
             "object": "chat.completion",
@@ -164,7 +186,11 @@ pub fn whole(wire: Wire, head: &Head, text: &str, stop: &StopReason) -> Value {
             "stop_reason": reason,
             "stop_sequence": null,
         }),
+    };
+    if let Some(usage) = usage {
+        answer["usage"] = usage_of(wire, usage);
     }
+    answer
 }
 
 /// The events that open a streamed answer, before its first text.
@@ -209,12 +235,26 @@ pub fn piece(wire: Wire, head: &Head, text: &str) -> String {
     }
 }
 
-/// The events that close a streamed answer that ended as `stop` says.
-pub fn closing(wire: Wire, head: &Head, stop: &StopReason) -> String {
+/// The events that close a streamed answer that ended as `stop` says: with
+/// the tokens used when the provider counted them, and for an OpenAI client
+/// that asked (`stream_options.include_usage`), the usage chunk before `[DONE]`.
+pub fn closing(
+    wire: Wire,
+    head: &Head,
+    stop: &StopReason,
+    usage: Option<Usage>,
+    usage_chunk: bool,
+) -> String {
     let reason = stop_reason(wire, stop);
     match wire {
         Wire::OpenAi => {
             let mut events = sse(None, &chunk(head, json!({}), Some(&reason)));
+            if usage_chunk {
+                let mut last = chunk(head, json!({}), None);
+                last["choices"] = json!([]);
+                last["usage"] = usage.map_or(Value::Null, |usage| usage_of(wire, usage));
+                events.push_str(&sse(None, &last));
+            }
             events.push_str("data: [DONE]\n\n");
             events
         }
@@ -223,11 +263,12 @@ pub fn closing(wire: Wire, head: &Head, stop: &StopReason) -> String {
                 Some("content_block_stop"),
                 &json!({"type": "content_block_stop", "index": 0}),
             );
-            events.push_str(&sse(
-                Some("message_delta"),
-                &json!({"type": "message_delta",
-                        "delta": {"stop_reason": reason, "stop_sequence": null}}),
-            ));
+            let mut delta = json!({"type": "message_delta",
+                                   "delta": {"stop_reason": reason, "stop_sequence": null}});
+            if let Some(usage) = usage {
+                delta["usage"] = usage_of(wire, usage);
+            }
+            events.push_str(&sse(Some("message_delta"), &delta));
             events.push_str(&sse(Some("message_stop"), &json!({"type": "message_stop"})));
             events
         }
@@ -266,7 +307,16 @@ mod tests {
                 opening(wire, &head()),
                 piece(wire, &head(), "Hel"),
                 piece(wire, &head(), "lo"),
-                closing(wire, &head(), &StopReason::MaxTokens),
+                closing(
+                    wire,
+                    &head(),
+                    &StopReason::MaxTokens,
+                    Some(Usage {
+                        input_tokens: 3,
+                        output_tokens: 2,
+                    }),
+                    true,
+                ),
             ]
             .concat();
             let reading = providers::read_stream_chunks(wire, [events.as_bytes()]);

@@ -362,3 +362,42 @@ async fn a_client_that_leaves_while_its_call_waits_stops_the_route() {
     assert_eq!(stopped["route"]["cause"], "cancelled_by_client");
     assert_eq!(mock.hits(), 1);
 }
+
+/// The tokens a provider counted reach the client in its protocol's words: in
+/// a whole answer, and as the usage chunk an OpenAI client asked for.
+#[tokio::test]
+async fn the_tokens_used_reach_the_client() {
+    let (api, mock) = one_candidate("gpt-mock").await;
+    let counted = || {
+        MockResponse::Events {
+        chunks: vec![
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":null}]}\n\n".into(),
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".into(),
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":1,\"total_tokens\":12}}\n\n".into(),
+            "data: [DONE]\n\n".into(),
+        ],
+        end: providers::mock::MockEnd::Finish,
+    }
+    };
+    mock.push(counted());
+    let answer = api.gateway(Wire::Anthropic, ask("fast", false), &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    assert_eq!(
+        answer.json()["usage"],
+        json!({"input_tokens": 11, "output_tokens": 1})
+    );
+    mock.push(counted());
+    let mut body = ask("fast", true);
+    body["stream_options"] = json!({"include_usage": true});
+    let answer = api.gateway(Wire::OpenAi, body, &[]).await;
+    let last_chunk = answer
+        .text
+        .split("\n\n")
+        .filter(|event| event.starts_with("data: {"))
+        .last()
+        .unwrap();
+    let last_chunk: Value = serde_json::from_str(&last_chunk["data: ".len()..]).unwrap();
+    assert_eq!(last_chunk["choices"], json!([]));
+    assert_eq!(last_chunk["usage"]["total_tokens"], 12);
+    assert!(answer.text.ends_with("data: [DONE]\n\n"));
+}
