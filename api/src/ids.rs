@@ -101,6 +101,10 @@ id_type!(
     /// An attempt's id: one dispatch of one turn to one candidate.
     AttemptId
 );
+id_type!(
+    /// A client key's id (not the key).
+    ClientKeyId
+);
 
 /// The revision of a provider or profile: 1 when created, bumped by every
 /// update. An update names the revision it was computed from, and a stale one

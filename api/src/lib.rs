@@ -29,6 +29,7 @@
 
 mod checks;
 mod classify;
+mod client_keys;
 mod error;
 mod ids;
 #[cfg(feature = "server-fn")]
@@ -42,10 +43,13 @@ mod tasks;
 mod time;
 
 pub use classify::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Sent};
+pub use client_keys::{
+    CLIENT_KEY_NAME_MAX, CLIENT_KEY_PROFILES_MAX, ClientKeyCreated, ClientKeyRequest, ClientKeyView,
+};
 pub use error::{ApiError, refusals};
 pub use ids::{
-    AttemptId, CandidateId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision, RouteId,
-    TaskId,
+    AttemptId, CandidateId, ClientKeyId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision,
+    RouteId, TaskId,
 };
 #[cfg(feature = "server-fn")]
 pub use json_text::{JsonAnswer, JsonText};

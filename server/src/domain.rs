@@ -143,6 +143,32 @@ pub struct Task {
     pub gateway: Option<std::sync::Arc<GatewayCall>>,
 }
 
+/// A client key as stored: never the key, only its digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientKey {
+    /// Stable id.
+    pub id: api::ClientKeyId,
+    /// Who or what uses it.
+    pub name: String,
+    /// The key's first characters.
+    pub prefix: String,
+    /// The profiles it may use.
+    pub profile_ids: Vec<ProfileId>,
+    /// When it was made.
+    pub created_at: Timestamp,
+    /// When it was revoked.
+    pub revoked_at: Option<Timestamp>,
+}
+
+/// A client key to store: its SHA-256 digest, in hex, in place of the key.
+#[derive(Debug, Clone)]
+pub struct ClientKeyWrite {
+    /// The key as it is kept.
+    pub key: ClientKey,
+    /// The digest.
+    pub digest: String,
+}
+
 /// What a gateway call's task keeps of its client's request (docs/SPEC.md §8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewayCall {

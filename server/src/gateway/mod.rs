@@ -25,7 +25,7 @@ use std::sync::Arc;
 use api::{RouteView, TaskId, Timestamp};
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, Extension, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -62,7 +62,11 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/v1/models", get(models))
         .layer(DefaultBodyLimit::max(MAX_GATEWAY_BODY_BYTES))
         .layer(from_fn_with_state(
-            (state.access.clone(), state.host_guard.clone()),
+            (
+                state.access.clone(),
+                state.host_guard.clone(),
+                state.services.clone(),
+            ),
             admit,
         ))
 }
@@ -78,12 +82,12 @@ fn wire_of(path: &str, headers: &HeaderMap) -> Wire {
 }
 
 /// Who may call: anyone on a server without an admin token (loopback), as
-/// for the rest of the server. A guarded server admits gateway calls with a
-/// client key only, and none can be made yet: every call is refused with the
-/// protocol's 401 (the admin token is not a client key).
+/// for the rest of the server; on a guarded server, a caller with a working
+/// client key (`Authorization: Bearer` or `x-api-key`), which then names only
+/// its own profiles. The admin token is not a client key.
 async fn admit(
-    State((access, guard)): State<(AccessControl, HostGuard)>,
-    request: Request,
+    State((access, guard, services)): State<(AccessControl, HostGuard, Services)>,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let wire = wire_of(request.uri().path(), request.headers());
@@ -103,37 +107,113 @@ async fn admit(
             None,
         );
     }
-    if access.is_guarded() {
-        return failure_response(
-            wire,
-            &Failure::new(
-                401,
-                "this server is guarded: a gateway call needs a client key",
-            )
-            .with_code("invalid_api_key"),
-            None,
-        );
+    if !access.is_guarded() {
+        return next.run(request).await;
     }
-    next.run(request).await
+    let refused = |message: &str| {
+        failure_response(
+            wire,
+            &Failure::new(401, message).with_code("invalid_api_key"),
+            None,
+        )
+    };
+    let Some(presented) = presented_key(request.headers()) else {
+        return refused(
+            "This server needs a client key: `Authorization: Bearer sbk_...` or `x-api-key: sbk_...`.",
+        );
+    };
+    match services.client_key(&presented).await {
+        Ok(Some(key)) => {
+            request.extensions_mut().insert(Caller(Arc::new(key)));
+            next.run(request).await
+        }
+        Ok(None) => refused(
+            "This is not a working client key (keys begin with `sbk_`; the admin token is not one).",
+        ),
+        Err(error) => {
+            tracing::error!(error = %error, "checking a client key failed");
+            failure_response(
+                wire,
+                &Failure::new(500, "The key could not be checked."),
+                None,
+            )
+        }
+    }
+}
+
+/// The client key a request presents: OpenAI clients send it as a bearer
+/// token, Anthropic clients as `x-api-key`.
+fn presented_key(headers: &HeaderMap) -> Option<String> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    let api_key = headers
+        .get("x-api-key")
+        .and_then(|value| value.to_str().ok());
+    bearer
+        .or(api_key)
+        .map(str::trim)
+        .filter(|key| !key.is_empty())
+        .map(str::to_owned)
+}
+
+/// The client key a guarded server admitted the call with.
+#[derive(Debug, Clone)]
+struct Caller(Arc<crate::domain::ClientKey>);
+
+impl Caller {
+    /// Whether the key may name `profile`.
+    fn may_use(caller: Option<&Self>, profile: &api::ProfileId) -> bool {
+        caller.is_none_or(|caller| caller.0.profile_ids.contains(profile))
+    }
 }
 
 async fn chat_completions(
     State(services): State<Services>,
+    caller: Option<Extension<Caller>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    serve(services, Wire::OpenAi, headers, body).await
+    serve(
+        services,
+        caller.map(|caller| caller.0),
+        Wire::OpenAi,
+        headers,
+        body,
+    )
+    .await
 }
 
-async fn messages(State(services): State<Services>, headers: HeaderMap, body: Bytes) -> Response {
-    serve(services, Wire::Anthropic, headers, body).await
+async fn messages(
+    State(services): State<Services>,
+    caller: Option<Extension<Caller>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    serve(
+        services,
+        caller.map(|caller| caller.0),
+        Wire::Anthropic,
+        headers,
+        body,
+    )
+    .await
 }
 
 /// The profiles a caller may name as `model`, in the protocol's list shape.
-async fn models(State(services): State<Services>, headers: HeaderMap) -> Response {
+async fn models(
+    State(services): State<Services>,
+    caller: Option<Extension<Caller>>,
+    headers: HeaderMap,
+) -> Response {
     let wire = wire_of("/v1/models", &headers);
-    let profiles = match services.store.list_profiles().await {
-        Ok(profiles) => profiles,
+    let caller = caller.map(|caller| caller.0);
+    let profiles: Vec<_> = match services.store.list_profiles().await {
+        Ok(profiles) => profiles
+            .into_iter()
+            .filter(|profile| Caller::may_use(caller.as_ref(), &profile.id))
+            .collect(),
         Err(error) => return internal(wire, &error),
     };
     let body = match wire {
@@ -162,7 +242,13 @@ async fn models(State(services): State<Services>, headers: HeaderMap) -> Respons
 }
 
 /// One gateway call, from its body to its answer.
-async fn serve(services: Services, wire: Wire, headers: HeaderMap, body: Bytes) -> Response {
+async fn serve(
+    services: Services,
+    caller: Option<Caller>,
+    wire: Wire,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let call = match request::read(wire, &headers, &body) {
         Ok(call) => call,
         Err(refused) => return failure_response(wire, &refused, None),
@@ -195,8 +281,9 @@ async fn serve(services: Services, wire: Wire, headers: HeaderMap, body: Bytes) 
         }
     }
     let profile = match services.store.profile_by_name(&call.model).await {
-        Ok(profile) => profile,
-        Err(StoreError::NotFound { .. }) => {
+        Ok(profile) if Caller::may_use(caller.as_ref(), &profile.id) => profile,
+        // A key sees only its own profiles: another's is as unknown as none.
+        Ok(_) | Err(StoreError::NotFound { .. }) => {
             return failure_response(
                 wire,
                 &Failure::new(

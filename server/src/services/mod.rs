@@ -4,6 +4,7 @@
 //! lines over one of these.
 
 mod classify;
+mod client_keys;
 mod open_tasks;
 mod profiles;
 mod providers;
@@ -11,6 +12,7 @@ mod tasks;
 mod views;
 
 pub use classify::{check_evidence, classification, evidence};
+pub use client_keys::{CLIENT_KEY_PREFIX, key_digest};
 pub use open_tasks::OpenTasks;
 pub use tasks::IDEMPOTENCY_KEY_MAX_CHARS;
 

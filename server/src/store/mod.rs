@@ -10,6 +10,7 @@
 //! place as [`StoreError::NotFound`] (the row is gone) or
 //! [`StoreError::Stale`] (it moved on), never a silent success.
 
+mod client_keys;
 mod postgres;
 mod rows;
 mod shared;
@@ -23,8 +24,9 @@ use async_trait::async_trait;
 use policy::route::RouteState;
 
 use crate::domain::{
-    AttemptEnd, Circuit, CircuitKey, FeedSender, Profile, ProfileWrite, Progress, Provider,
-    ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    AttemptEnd, Circuit, CircuitKey, ClientKey, ClientKeyWrite, FeedSender, Profile, ProfileWrite,
+    Progress, Provider, ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail,
+    TaskListing, TaskWrite,
 };
 
 pub use postgres::{PostgresStore, default_replica, without_password};
@@ -172,6 +174,27 @@ pub trait ProviderStore: Send + Sync {
 
     /// Delete a provider no profile uses.
     async fn delete_provider(&self, id: &ProviderId) -> Result<(), StoreError>;
+}
+
+/// The gateway's client keys.
+#[async_trait]
+pub trait ClientKeyStore: Send + Sync {
+    /// Keep a new key (its digest, never the key).
+    async fn create_client_key(&self, write: ClientKeyWrite) -> Result<ClientKey, StoreError>;
+
+    /// Every key, newest first, revoked ones too.
+    async fn list_client_keys(&self) -> Result<Vec<ClientKey>, StoreError>;
+
+    /// The working (not revoked) key with this digest.
+    async fn client_key_by_digest(&self, digest: &str) -> Result<Option<ClientKey>, StoreError>;
+
+    /// Revoke a key (at `now`); revoking it again changes nothing. `NotFound`
+    /// when there is no such key.
+    async fn revoke_client_key(
+        &self,
+        id: &api::ClientKeyId,
+        now: Timestamp,
+    ) -> Result<ClientKey, StoreError>;
 }
 
 /// The dynamic profiles and their candidates.
@@ -369,7 +392,7 @@ pub trait BatchStore: Send + Sync {
 /// The whole store: every aggregate, and the database itself.
 #[async_trait]
 pub trait Store:
-    ProviderStore + ProfileStore + TaskStore + BatchStore + Send + Sync + 'static
+    ProviderStore + ProfileStore + ClientKeyStore + TaskStore + BatchStore + Send + Sync + 'static
 {
     /// The latest applied migration: proves the database answers.
     async fn schema_version(&self) -> Result<i64, StoreError>;

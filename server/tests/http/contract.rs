@@ -72,8 +72,10 @@ async fn openapi_document_lists_every_route() {
     assert_eq!(
         operations,
         [
+            "DELETE /api/client-keys/{id}",
             "DELETE /api/profiles/{id}",
             "DELETE /api/providers/{id}",
+            "GET /api/client-keys",
             "GET /api/events",
             "GET /api/profiles",
             "GET /api/profiles/{id}",
@@ -82,6 +84,7 @@ async fn openapi_document_lists_every_route() {
             "GET /api/tasks",
             "GET /api/tasks/{id}",
             "POST /api/classify",
+            "POST /api/client-keys",
             "POST /api/profiles",
             "POST /api/providers",
             "POST /api/tasks",

@@ -401,3 +401,150 @@ async fn the_tokens_used_reach_the_client() {
     assert_eq!(last_chunk["usage"]["total_tokens"], 12);
     assert!(answer.text.ends_with("data: [DONE]\n\n"));
 }
+
+/// On a guarded server a gateway caller needs a client key: made once through
+/// the API (with the admin token), presented either way, limited to its
+/// profiles, refused in the protocol's 401 once revoked; the admin token is
+/// not a client key.
+#[tokio::test]
+async fn client_keys_admit_callers_to_their_profiles_only() {
+    const ADMIN: &str = "admin-token-0123456789";
+    let api = Api::with(super::Settings {
+        admin_token: Some(ADMIN),
+        ..super::Settings::default()
+    })
+    .await;
+    let mock = MockProvider::start().await;
+    let admin = |method: Method, path: &str, body: Option<Value>| {
+        let builder = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, HOST)
+            .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+            .header(header::CONTENT_TYPE, "application/json");
+        builder
+            .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
+            .unwrap()
+    };
+    let answer = api
+        .send(admin(
+            Method::POST,
+            "/api/providers",
+            Some(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()})),
+        ))
+        .await;
+    let provider = answer.json()["id"].as_str().unwrap().to_owned();
+    let mut profile_ids = Vec::new();
+    for name in ["mine", "theirs"] {
+        let candidates = json!([{"provider_id": provider, "model": "gpt-mock", "enabled": true,
+                                 "max_tokens": 64, "policy": skip_at_once()}]);
+        let answer = api
+            .send(admin(
+                Method::POST,
+                "/api/profiles",
+                Some(json!({"name": name, "candidates": candidates})),
+            ))
+            .await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text);
+        profile_ids.push(answer.json()["id"].as_str().unwrap().to_owned());
+    }
+    let refused = api
+        .send(admin(
+            Method::POST,
+            "/api/client-keys",
+            Some(json!({"name": "laptop", "profile_ids": ["no-such-profile"]})),
+        ))
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.text
+    );
+    assert_eq!(refused.json()["errors"][0]["field"], "profile_ids[0]");
+    let made = api
+        .send(admin(
+            Method::POST,
+            "/api/client-keys",
+            Some(json!({"name": "laptop", "profile_ids": [profile_ids[0]]})),
+        ))
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+    let key = made.json()["key"].as_str().unwrap().to_owned();
+    let id = made.json()["client_key"]["id"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("sbk_"));
+    let listed = api.send(admin(Method::GET, "/api/client-keys", None)).await;
+    assert!(!listed.text.contains(&key), "never shown again");
+    assert_eq!(listed.json()[0]["prefix"], key[..8]);
+
+    mock.push(MockResponse::reply("with a key"));
+    let bearer = format!("Bearer {key}");
+    let answer = api
+        .gateway(
+            Wire::OpenAi,
+            ask("mine", false),
+            &[("authorization", &bearer)],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    mock.push(MockResponse::reply("with a key"));
+    let answer = api
+        .gateway(Wire::Anthropic, ask("mine", false), &[("x-api-key", &key)])
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    // Another profile is as unknown as none.
+    let answer = api
+        .gateway(
+            Wire::OpenAi,
+            ask("theirs", false),
+            &[("authorization", &bearer)],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND, "{}", answer.text);
+    let models = api
+        .send(
+            Request::builder()
+                .uri("/v1/models")
+                .header(header::HOST, HOST)
+                .header(header::AUTHORIZATION, &bearer)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(
+        models.json()["data"],
+        json!([{"id": "mine", "object": "model",
+        "created": models.json()["data"][0]["created"], "owned_by": "switchback"}])
+    );
+    // No key, the admin token, a wrong key: each protocol's 401.
+    let admin_bearer = format!("Bearer {ADMIN}");
+    for headers in [
+        vec![],
+        vec![("authorization", admin_bearer.as_str())],
+        vec![("x-api-key", "sbk_wrong")],
+    ] {
+        let answer = api
+            .gateway(Wire::Anthropic, ask("mine", false), &headers)
+            .await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{headers:?}");
+        assert_eq!(answer.json()["error"]["type"], "authentication_error");
+    }
+    let revoked = api
+        .send(admin(
+            Method::DELETE,
+            &format!("/api/client-keys/{id}"),
+            None,
+        ))
+        .await;
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.text);
+    assert!(revoked.json()["revoked_at"].is_string());
+    let answer = api
+        .gateway(
+            Wire::OpenAi,
+            ask("mine", false),
+            &[("authorization", &bearer)],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(answer.json()["error"]["code"], "invalid_api_key");
+}

@@ -4,6 +4,7 @@
 
 mod body;
 mod classify;
+mod client_keys;
 mod events;
 mod profiles;
 mod providers;
@@ -35,7 +36,8 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
         (name = "providers", description = "Connections to model providers (never their keys)"),
         (name = "profiles", description = "Dynamic profiles: ordered candidates with their recovery policies"),
         (name = "catalogue", description = "Deterministic classification of provider errors"),
-        (name = "tasks", description = "Tasks routed through a profile's candidates, their routes, attempts and turns, actions on them, and live route events")
+        (name = "tasks", description = "Tasks routed through a profile's candidates, their routes, attempts and turns, actions on them, and live route events"),
+        (name = "gateway", description = "Client keys for the OpenAI- and Anthropic-compatible gateway under /v1")
     ),
     components(schemas(ApiError))
 )]
@@ -64,6 +66,11 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(tasks::new_turn))
         .routes(routes!(tasks::act))
         .routes(routes!(events::events))
+        .routes(routes!(
+            client_keys::list_client_keys,
+            client_keys::create_client_key
+        ))
+        .routes(routes!(client_keys::revoke_client_key))
 }
 
 /// The OpenAPI document of a server whose providers may read the key

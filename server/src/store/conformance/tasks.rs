@@ -169,6 +169,66 @@ pub async fn a_task_keeps_its_snapshot(store: &dyn Store) {
     assert_eq!(store.get_snapshot(&first.id).await.unwrap(), detail.task);
 }
 
+/// A client key is found by its digest until it is revoked; revoking is kept
+/// once (again changes nothing), and an unknown key is `NotFound`.
+pub async fn client_keys_are_found_by_digest_until_revoked(store: &dyn Store) {
+    use crate::domain::{ClientKey, ClientKeyWrite};
+    let key = |id: &str, at_ms: i64| ClientKey {
+        id: api::ClientKeyId::new(id),
+        name: format!("key {id}"),
+        prefix: "sbk_abcd".to_owned(),
+        profile_ids: vec![ProfileId::new("p-1"), ProfileId::new("p-2")],
+        created_at: at(at_ms),
+        revoked_at: None,
+    };
+    for (id, digest, at_ms) in [("k1", "d1", 1_000), ("k2", "d2", 2_000)] {
+        let written = ClientKeyWrite {
+            key: key(id, at_ms),
+            digest: digest.to_owned(),
+        };
+        assert_eq!(
+            store.create_client_key(written).await.unwrap(),
+            key(id, at_ms)
+        );
+    }
+    let listed = store.list_client_keys().await.unwrap();
+    assert_eq!(
+        listed,
+        vec![key("k2", 2_000), key("k1", 1_000)],
+        "newest first"
+    );
+    assert_eq!(
+        store.client_key_by_digest("d1").await.unwrap(),
+        Some(key("k1", 1_000))
+    );
+    assert_eq!(store.client_key_by_digest("nope").await.unwrap(), None);
+    let revoked = store
+        .revoke_client_key(&api::ClientKeyId::new("k1"), at(5_000))
+        .await
+        .unwrap();
+    assert_eq!(revoked.revoked_at, Some(at(5_000)));
+    let again = store
+        .revoke_client_key(&api::ClientKeyId::new("k1"), at(9_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.revoked_at,
+        Some(at(5_000)),
+        "the first revocation stands"
+    );
+    assert_eq!(store.client_key_by_digest("d1").await.unwrap(), None);
+    assert_eq!(
+        store.client_key_by_digest("d2").await.unwrap(),
+        Some(key("k2", 2_000))
+    );
+    assert!(matches!(
+        store
+            .revoke_client_key(&api::ClientKeyId::new("k9"), at(9_000))
+            .await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
 /// A gateway call's task keeps its client's request (protocol, stream, body)
 /// and its deadline, read back alike one at a time, in a batch and in a list.
 pub async fn a_gateway_call_keeps_its_request_and_deadline(store: &dyn Store) {

@@ -10,6 +10,7 @@
 //! one.
 
 mod batch;
+mod client_keys;
 mod commit;
 mod profiles;
 mod providers;
@@ -717,7 +718,7 @@ mod tests {
         store.close().await;
         let reopened = PostgresStore::open(&url, "a").await.unwrap();
         assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
-        assert_eq!(reopened.schema_version().await.unwrap(), 4);
+        assert_eq!(reopened.schema_version().await.unwrap(), 5);
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@
 //! more than one table run in one transaction too, so they see one state.
 
 mod batch;
+mod client_keys;
 mod commit;
 mod profiles;
 mod providers;
