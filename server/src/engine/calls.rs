@@ -22,6 +22,8 @@ pub enum CallNews {
     /// The current attempt's provider answered completely, for this reason (its
     /// route's transition follows).
     Answered(StopReason),
+    /// The current attempt's provider call took this long (sent as it ends).
+    Called(std::time::Duration),
     /// The tokens the current attempt's complete answer used, as its provider
     /// counted them (before [`CallNews::Answered`]).
     Usage(providers::Usage),

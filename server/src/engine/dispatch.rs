@@ -361,6 +361,11 @@ impl Engine {
         };
         metrics::histogram!("switchback_provider_call_seconds", "kind" => kind)
             .record(elapsed.as_secs_f64());
+        if task.gateway.is_some() {
+            self.inner
+                .watchers
+                .tell(&task.id, &CallNews::Called(elapsed));
+        }
         let attempt = sending.attempt;
         if !current {
             tracing::info!(parent: &span, "the route moved on during the call: its outcome is dropped");

@@ -249,9 +249,13 @@ async fn serve(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let began = std::time::Instant::now();
     let call = match request::read(wire, &headers, &body) {
         Ok(call) => call,
-        Err(refused) => return failure_response(wire, &refused, None),
+        Err(refused) => {
+            count("", "refused");
+            return failure_response(wire, &refused, None);
+        }
     };
     let engine = services.engine.clone();
     // A repeated Idempotency-Key follows the first call's task.
@@ -273,6 +277,7 @@ async fn serve(
                     respond_by_ms: respond_by,
                     watch,
                     cancel_on_leave: false,
+                    began,
                 })
                 .await;
             }
@@ -284,6 +289,7 @@ async fn serve(
         Ok(profile) if Caller::may_use(caller.as_ref(), &profile.id) => profile,
         // A key sees only its own profiles: another's is as unknown as none.
         Ok(_) | Err(StoreError::NotFound { .. }) => {
+            count("", "refused");
             return failure_response(
                 wire,
                 &Failure::new(
@@ -301,14 +307,20 @@ async fn serve(
         Err(error) => return internal(wire, &error),
     };
     let now = services.clock.now();
-    if let Err(refused) = services
+    if services
         .open_tasks
         .check(services.store.as_ref(), now.as_millis())
         .await
+        .is_err()
     {
+        count(&profile.name, "refused");
         return failure_response(
             wire,
-            &Failure::new(429, refused.to_string()).with_code("too_many_tasks"),
+            &Failure::new(
+                429,
+                "Switchback holds as many unfinished tasks as it may take; try again later.",
+            )
+            .with_code("too_many_tasks"),
             None,
         );
     }
@@ -331,6 +343,7 @@ async fn serve(
         })),
     };
     let Some(first) = task.first_enabled() else {
+        count(&profile.name, "refused");
         return failure_response(
             wire,
             &Failure::new(
@@ -386,6 +399,7 @@ async fn serve(
         head,
         watch,
         cancel_on_leave: created,
+        began,
     })
     .await
 }
@@ -410,6 +424,8 @@ struct Following {
     /// Whether this client owns the call: its leaving stops the route (a
     /// repeat of an idempotency key only follows it).
     cancel_on_leave: bool,
+    /// When the request came.
+    began: std::time::Instant,
 }
 
 impl Following {
@@ -477,6 +493,11 @@ struct Seen {
     text: String,
     stop: Option<StopReason>,
     usage: Option<providers::Usage>,
+    /// Time in provider calls, and in the route's waits (a retry's backoff, a
+    /// stated reset): not Switchback's own.
+    elsewhere: std::time::Duration,
+    /// Since when the route waits, while it does.
+    waiting_since: Option<std::time::Instant>,
 }
 
 impl Seen {
@@ -524,7 +545,35 @@ impl Drop for LeaveGuard {
 /// (news lost to a lagging feed, a transition on another replica).
 const READ_AFTER_SILENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
-async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
+/// A call followed in its own task, counted when it ends:
+/// `switchback_gateway_requests_total{profile,outcome}`, and Switchback's own
+/// time in it (all of it but provider calls and the route's waits) as
+/// `switchback_gateway_overhead_seconds`.
+async fn run(following: Following, opening: oneshot::Sender<Opening>) {
+    let profile = following.task.profile_name.clone();
+    let began = following.began;
+    let (outcome, elsewhere) = follow_call(following, opening).await;
+    count(&profile, outcome);
+    metrics::histogram!("switchback_gateway_overhead_seconds")
+        .record(began.elapsed().saturating_sub(elsewhere).as_secs_f64());
+}
+
+/// Count a gateway request by profile and how it ended.
+fn count(profile: &str, outcome: &'static str) {
+    metrics::counter!(
+        "switchback_gateway_requests_total",
+        "profile" => profile.to_owned(),
+        "outcome" => outcome
+    )
+    .increment(1);
+}
+
+/// Follow a call to its end, answering the client on the way; says how it
+/// ended (the metric's `outcome`) and the time spent outside Switchback.
+async fn follow_call(
+    mut following: Following,
+    opening: oneshot::Sender<Opening>,
+) -> (&'static str, std::time::Duration) {
     let wire = following.wire;
     let id = following.task.id.clone();
     let mut guard = LeaveGuard {
@@ -551,7 +600,7 @@ async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
                     )
                     .with_code("deadline_exceeded");
                     end_with(wire, &id, &seen, failure, opening.take(), body.take()).await;
-                    return;
+                    return ("deadline", seen.elsewhere);
                 }
                 let wait = std::time::Duration::from_millis(u64::try_from(left_ms).unwrap_or(0))
                     .min(READ_AFTER_SILENCE);
@@ -568,7 +617,7 @@ async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
                     heard = following.watch.next() => heard,
                     () = closed => {
                         // The client left: the guard stops the route.
-                        return;
+                        return ("client_left", seen.elsewhere);
                     }
                     () = tokio::time::sleep(wait) => read_route(&following).await.map(CallNews::Route),
                 }
@@ -588,7 +637,7 @@ async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
                             .send(Opening::Stream(receiver, seen.headers(&id)))
                             .is_err()
                         {
-                            return;
+                            return ("client_left", seen.elsewhere);
                         }
                         body = Some(sender);
                     } else if let Some(sender) = &body
@@ -597,12 +646,13 @@ async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
                             .await
                             .is_err()
                     {
-                        return;
+                        return ("client_left", seen.elsewhere);
                     }
                 }
             }
             CallNews::Answered(stop) => seen.stop = Some(stop),
             CallNews::Usage(usage) => seen.usage = Some(usage),
+            CallNews::Called(took) => seen.elsewhere += took,
             CallNews::Route(route) => {
                 if seen
                     .route
@@ -620,17 +670,34 @@ async fn run(mut following: Following, opening: oneshot::Sender<Opening>) {
                     }
                 }
                 seen.route = Some(route.clone());
+                let waits = matches!(
+                    route.state,
+                    RouteState::RetryWait | RouteState::WaitingForReset
+                );
+                match (waits, seen.waiting_since) {
+                    (true, None) => seen.waiting_since = Some(std::time::Instant::now()),
+                    (false, Some(since)) => {
+                        seen.elsewhere += since.elapsed();
+                        seen.waiting_since = None;
+                    }
+                    _ => {}
+                }
                 match route.state {
                     RouteState::Completed => {
                         guard.armed = false;
                         complete(&following, &mut seen, opening.take(), body.take()).await;
-                        return;
+                        return ("answered", seen.elsewhere);
                     }
                     RouteState::Stopped | RouteState::Held => {
                         guard.armed = false;
                         let failure = failure_of(&following, &route).await;
                         end_with(wire, &id, &seen, failure, opening.take(), body.take()).await;
-                        return;
+                        let outcome = match (route.state, route.cause) {
+                            (RouteState::Held, _) => "held",
+                            (_, Some(RouteCause::CancelledByClient)) => "client_left",
+                            _ => "failed",
+                        };
+                        return (outcome, seen.elsewhere);
                     }
                     _ => {}
                 }

@@ -33,6 +33,16 @@ pub fn handle() -> &'static PrometheusHandle {
                     &seconds,
                 )
             })
+            .and_then(|builder| {
+                // Switchback's own time in a gateway call: finer at the low end.
+                builder.set_buckets_for_metric(
+                    Matcher::Full("switchback_gateway_overhead_seconds".into()),
+                    &[
+                        0.000_1, 0.000_25, 0.000_5, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1,
+                        0.25, 1.0,
+                    ],
+                )
+            })
             .expect("bucket lists are not empty")
             .build_recorder();
         let handle = recorder.handle();

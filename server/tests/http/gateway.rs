@@ -112,6 +112,8 @@ fn header<'a>(answer: &'a Answer, name: &str) -> &'a str {
 #[tokio::test]
 async fn an_openai_client_gets_the_whole_answer_and_its_call_is_a_task() {
     let (api, mock) = one_candidate("gpt-mock").await;
+    // The recorder is installed by the first scrape.
+    api.call(Method::GET, "/metrics", None).await;
     mock.push(MockResponse::reply("Hello there"));
     let answer = api.gateway(Wire::OpenAi, ask("Fast", false), &[]).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
@@ -138,6 +140,26 @@ async fn an_openai_client_gets_the_whole_answer_and_its_call_is_a_task() {
     assert_eq!(task["turns"][0]["prompt"], "Say hello");
     assert_eq!(task["turns"][0]["answer"], "Hello there");
     assert_eq!(task["attempts"].as_array().unwrap().len(), 1);
+    // Counted, with Switchback's own time.
+    let metrics = api
+        .send(
+            Request::builder()
+                .uri("/metrics")
+                .header(header::HOST, HOST)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .text;
+    assert!(
+        metrics
+            .contains(r#"switchback_gateway_requests_total{profile="fast",outcome="answered"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("switchback_gateway_overhead_seconds_count 1"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
