@@ -4,13 +4,14 @@
 //! - `engine`: the route engine end to end, through the services, on a SQLite
 //!   file and a manual clock.
 //! - `http`: the HTTP surface through the real router, without a socket.
-//! - `serve`, `replicas`, `secrets`, `soak`: the real `switchback` binary as a
+//! - `serve`, `replicas`, `secrets`, `soak`, `sdks`: the real `switchback` binary as a
 //!   child process.
 
 mod common;
 mod engine;
 mod http;
 mod replicas;
+mod sdks;
 mod secrets;
 mod serve;
 mod soak;

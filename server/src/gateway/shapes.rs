@@ -187,8 +187,12 @@ pub fn whole(
             "stop_sequence": null,
         }),
     };
-    if let Some(usage) = usage {
-        answer["usage"] = usage_of(wire, usage);
+    match (wire, usage) {
+        (_, Some(usage)) => answer["usage"] = usage_of(wire, usage),
+        // Anthropic's answers always count (its SDKs read the counts): nothing
+        // counted is zero.
+        (Wire::Anthropic, None) => answer["usage"] = usage_of(wire, Usage::default()),
+        (Wire::OpenAi, None) => {}
     }
     answer
 }
@@ -211,6 +215,8 @@ pub fn opening(wire: Wire, head: &Head) -> String {
                     "content": [],
                     "stop_reason": null,
                     "stop_sequence": null,
+                    // The counts come with the answer's end (`message_delta`).
+                    "usage": usage_of(wire, Usage::default()),
                 }}),
             );
             events.push_str(&sse(
@@ -265,9 +271,7 @@ pub fn closing(
             );
             let mut delta = json!({"type": "message_delta",
                                    "delta": {"stop_reason": reason, "stop_sequence": null}});
-            if let Some(usage) = usage {
-                delta["usage"] = usage_of(wire, usage);
-            }
+            delta["usage"] = usage_of(wire, usage.unwrap_or_default());
             events.push_str(&sse(Some("message_delta"), &delta));
             events.push_str(&sse(Some("message_stop"), &json!({"type": "message_stop"})));
             events
