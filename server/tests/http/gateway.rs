@@ -570,3 +570,74 @@ async fn client_keys_admit_callers_to_their_profiles_only() {
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
     assert_eq!(answer.json()["error"]["code"], "invalid_api_key");
 }
+
+/// A wait the candidate's policy would take is not taken when it would end
+/// after the caller's deadline: the route moves on at once, and the client
+/// hears 429 with the reset it would have waited for.
+#[tokio::test]
+async fn a_wait_past_the_callers_deadline_is_not_taken() {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let provider = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    // The defaults: transient failures are retried and stated resets waited for.
+    let candidates =
+        json!([{"provider_id": provider, "model": "gpt-mock", "enabled": true, "max_tokens": 64}]);
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(json!({"name": "patient", "candidates": candidates})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let throttled = || {
+        MockResponse::status(
+            429,
+            &[("retry-after", "30")],
+            r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+        )
+    };
+    mock.push(throttled());
+    let answer = api
+        .gateway(
+            Wire::OpenAi,
+            ask("patient", false),
+            &[("x-switchback-deadline-ms", "5000")],
+        )
+        .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        answer.text
+    );
+    assert_eq!(header(&answer, "retry-after"), "30");
+    assert_eq!(answer.json()["error"]["code"], "rate_limited");
+    let task = api
+        .task_json(header(&answer, "x-switchback-invocation"))
+        .await;
+    assert_eq!(task["route"]["state"], "stopped");
+    assert_eq!(mock.hits(), 1, "no retry inside five seconds");
+}
+
+/// A repeated `Idempotency-Key` follows the first call: the same task and
+/// answer, no second request to a provider.
+#[tokio::test]
+async fn a_repeated_idempotency_key_answers_the_first_call() {
+    let (api, mock) = one_candidate("gpt-mock").await;
+    mock.push(MockResponse::reply("Once"));
+    let key = [("idempotency-key", "call-1")];
+    let first = api.gateway(Wire::OpenAi, ask("fast", false), &key).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    let again = api.gateway(Wire::OpenAi, ask("fast", true), &key).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+    assert_eq!(
+        header(&again, "x-switchback-invocation"),
+        header(&first, "x-switchback-invocation")
+    );
+    let reading = read_stream_chunks(Wire::OpenAi, [again.text.as_bytes()]);
+    assert_eq!(reading.text, "Once");
+    assert_eq!(mock.hits(), 1);
+}
