@@ -17,16 +17,17 @@ use crate::domain::Feed;
 /// What a waiting client hears of its task.
 #[derive(Debug, Clone)]
 pub enum CallNews {
-    /// The next piece of the current attempt's answer, as the provider streamed it.
-    Text(String),
-    /// The current attempt's provider answered completely, for this reason (its
+    /// The next piece of an attempt's answer (the attempt started at this
+    /// generation), as the provider streamed it.
+    Text(i64, String),
+    /// That attempt's provider answered completely, for this reason (its
     /// route's transition follows).
-    Answered(StopReason),
+    Answered(i64, StopReason),
     /// The current attempt's provider call took this long (sent as it ends).
     Called(std::time::Duration),
-    /// The tokens the current attempt's complete answer used, as its provider
+    /// The tokens that attempt's complete answer used, as its provider
     /// counted them (before [`CallNews::Answered`]).
-    Usage(providers::Usage),
+    Usage(i64, providers::Usage),
     /// The route after a committed transition. A client may hear one twice, or
     /// out of order across replicas: the generation orders them.
     Route(Arc<RouteView>),

@@ -106,7 +106,12 @@ impl Engine {
         let now_ms = self.now().as_millis();
         // A gateway call whose client stopped waiting (its deadline passed, or a
         // restart lost its connection's process): nobody would read the answer.
-        if task.respond_by_ms().is_some_and(|by_ms| by_ms <= now_ms) {
+        // On a store no other process shares, a gateway call nobody here waits
+        // on has no client at all (a restart lost its connection).
+        let orphaned = task.gateway.is_some()
+            && !self.inner.store.is_shared()
+            && !self.inner.watchers.watched(id);
+        if orphaned || task.respond_by_ms().is_some_and(|by_ms| by_ms <= now_ms) {
             return match self.cancel_for_client(id).await {
                 Ok(()) | Err(EngineError::Stale { .. }) => Ok(()),
                 Err(error) => Err(error.into_store_error()),
@@ -308,6 +313,7 @@ impl Engine {
         let tap = task.gateway.is_some().then(|| Tap {
             engine: self.clone(),
             id: task.id.clone(),
+            generation: started.route.generation,
         });
         let kind = provider
             .as_ref()
@@ -319,7 +325,7 @@ impl Engine {
                     (Some(provider), Some(tap)) => {
                         let outcome = caller.call(provider, &request, tap).await;
                         if let CallOutcome::Answered { stop, .. } = &outcome {
-                            tap.tell(CallNews::Answered(stop.clone()));
+                            tap.tell(CallNews::Answered(tap.generation, stop.clone()));
                         }
                         outcome
                     }
@@ -454,6 +460,8 @@ impl Engine {
 struct Tap {
     engine: Engine,
     id: TaskId,
+    /// The generation the attempt started at: which attempt the news is of.
+    generation: i64,
 }
 
 impl Tap {
@@ -464,10 +472,10 @@ impl Tap {
 
 impl providers::Observer for Tap {
     fn text(&self, piece: &str) {
-        self.tell(CallNews::Text(piece.to_owned()));
+        self.tell(CallNews::Text(self.generation, piece.to_owned()));
     }
 
     fn usage(&self, usage: providers::Usage) {
-        self.tell(CallNews::Usage(usage));
+        self.tell(CallNews::Usage(self.generation, usage));
     }
 }

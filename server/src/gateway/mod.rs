@@ -57,8 +57,8 @@ pub const CANDIDATE_HEADER: &str = "x-switchback-candidate";
 /// client's deadline bounds a call), no budget of changes, a larger body.
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
-        .route("/v1/chat/completions", post(chat_completions))
-        .route("/v1/messages", post(messages))
+        .route("/v1/chat/completions", post(calls_in(Wire::OpenAi)))
+        .route("/v1/messages", post(calls_in(Wire::Anthropic)))
         .route("/v1/models", get(models))
         .layer(DefaultBodyLimit::max(MAX_GATEWAY_BODY_BYTES))
         .layer(from_fn_with_state(
@@ -95,17 +95,11 @@ async fn admit(
         .uri()
         .authority()
         .map(|authority| authority.as_str());
-    // Foreign host names are refused as everywhere (DNS rebinding); a gateway
-    // client is a program, not a page, so cross-site rules do not apply.
-    if guard
-        .refusal(&axum::http::Method::GET, authority, request.headers())
-        .is_some()
-    {
-        return failure_response(
-            wire,
-            &Failure::new(403, "this host name is not served here"),
-            None,
-        );
+    // Foreign host names and cross-site posts (a web page's, which would spend
+    // the providers' credit) are refused as everywhere; SDKs send neither
+    // `Origin` nor `Sec-Fetch-Site`.
+    if let Some(refused) = guard.refusal(request.method(), authority, request.headers()) {
+        return failure_response(wire, &Failure::new(403, refused.to_string()), None);
     }
     if !access.is_guarded() {
         return next.run(request).await;
@@ -147,7 +141,12 @@ fn presented_key(headers: &HeaderMap) -> Option<String> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "));
+        .and_then(|value| {
+            value
+                .split_once(' ')
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, token)| token)
+        });
     let api_key = headers
         .get("x-api-key")
         .and_then(|value| value.to_str().ok());
@@ -169,36 +168,26 @@ impl Caller {
     }
 }
 
-async fn chat_completions(
-    State(services): State<Services>,
-    caller: Option<Extension<Caller>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    serve(
-        services,
-        caller.map(|caller| caller.0),
-        Wire::OpenAi,
-        headers,
-        body,
-    )
-    .await
-}
+/// A gateway call's answer, to come.
+type Answering = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
 
-async fn messages(
-    State(services): State<Services>,
-    caller: Option<Extension<Caller>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    serve(
-        services,
-        caller.map(|caller| caller.0),
-        Wire::Anthropic,
-        headers,
-        body,
-    )
-    .await
+/// The handler of one protocol's calls.
+fn calls_in(
+    wire: Wire,
+) -> impl Fn(State<Services>, Option<Extension<Caller>>, HeaderMap, Bytes) -> Answering
++ Clone
++ Send
++ Sync
++ 'static {
+    move |State(services), caller, headers, body| {
+        Box::pin(serve(
+            services,
+            caller.map(|caller: Extension<Caller>| caller.0),
+            wire,
+            headers,
+            body,
+        ))
+    }
 }
 
 /// The profiles a caller may name as `model`, in the protocol's list shape.
@@ -258,16 +247,26 @@ async fn serve(
         }
     };
     let engine = services.engine.clone();
-    // A repeated Idempotency-Key follows the first call's task.
+    // A repeated Idempotency-Key follows the first call's task: only a gateway
+    // call's, of a profile this caller may use, named as this one names it.
     if let Some(key) = &call.idempotency_key {
         match services.store.task_by_idempotency_key(key).await {
             Ok(Some(first)) => {
+                let Some(respond_by) = first.task.respond_by_ms().filter(|_| {
+                    Caller::may_use(caller.as_ref(), &first.task.profile_id)
+                        && first.task.profile_name.eq_ignore_ascii_case(&call.model)
+                }) else {
+                    count("", "refused");
+                    return failure_response(
+                        wire,
+                        &Failure::new(409, "This Idempotency-Key was used for another request.")
+                            .with_param("Idempotency-Key")
+                            .with_code("idempotency_key_reused"),
+                        None,
+                    );
+                };
                 let watch = engine.watch(&first.task.id);
                 let head = head_of(&first.task.id, &call.model, first.task.created_at);
-                let respond_by = first
-                    .task
-                    .respond_by_ms()
-                    .unwrap_or_else(|| first.task.created_at.as_millis());
                 return follow(Following {
                     services,
                     wire,
@@ -277,6 +276,7 @@ async fn serve(
                     respond_by_ms: respond_by,
                     watch,
                     cancel_on_leave: false,
+                    from_start: false,
                     began,
                 })
                 .await;
@@ -399,6 +399,7 @@ async fn serve(
         head,
         watch,
         cancel_on_leave: created,
+        from_start: created,
         began,
     })
     .await
@@ -424,6 +425,9 @@ struct Following {
     /// Whether this client owns the call: its leaving stops the route (a
     /// repeat of an idempotency key only follows it).
     cancel_on_leave: bool,
+    /// Whether it watched the task from its creation (and so heard every
+    /// piece of the answer).
+    from_start: bool,
     /// When the request came.
     began: std::time::Instant,
 }
@@ -498,9 +502,31 @@ struct Seen {
     elsewhere: std::time::Duration,
     /// Since when the route waits, while it does.
     waiting_since: Option<std::time::Instant>,
+    /// The generation the attempt whose answer is collected started at.
+    attempt: Option<i64>,
 }
 
 impl Seen {
+    /// Whether news of the attempt started at `generation` is of the current
+    /// attempt; a newer attempt's makes it the current one, and what an older
+    /// one said is dropped (unless a stream had begun: then the route is held
+    /// and no other attempt follows).
+    fn of_current_attempt(&mut self, generation: i64, streaming: bool) -> bool {
+        match self.attempt {
+            Some(current) if generation < current => false,
+            Some(current) if generation == current => true,
+            _ => {
+                self.attempt = Some(generation);
+                if !streaming {
+                    self.text.clear();
+                    self.stop = None;
+                    self.usage = None;
+                }
+                true
+            }
+        }
+    }
+
     fn headers(&self, id: &TaskId) -> Vec<(HeaderName, HeaderValue)> {
         let mut headers = vec![(
             HeaderName::from_static(INVOCATION_HEADER),
@@ -581,6 +607,9 @@ async fn follow_call(
         id: id.clone(),
         armed: following.cancel_on_leave,
     };
+    let shared = following.services.store.is_shared();
+    let stopping = following.services.engine.stopped();
+    tokio::pin!(stopping);
     let mut seen = Seen::default();
     let mut opening = Some(opening);
     let mut body: Option<mpsc::Sender<Bytes>> = None;
@@ -591,9 +620,16 @@ async fn follow_call(
         let news_now = match news.take() {
             Some(news) => Some(news),
             None => {
+                // The deadline bounds waiting: for the first attempt, between
+                // attempts, and for a stream to begin. An attempt in flight runs
+                // to its provider's timeouts, and a stream begun to its end.
+                let attempting = body.is_some()
+                    || seen
+                        .route
+                        .as_ref()
+                        .is_some_and(|route| route.state == RouteState::Running);
                 let left_ms = following.respond_by_ms - clock.now().as_millis();
-                if left_ms <= 0 {
-                    // The client's deadline: it stops waiting, and the route stops.
+                if left_ms <= 0 && !attempting {
                     let failure = Failure::new(
                         504,
                         "No candidate answered within the call's deadline; the call is stopped.",
@@ -602,8 +638,16 @@ async fn follow_call(
                     end_with(wire, &id, &seen, failure, opening.take(), body.take()).await;
                     return ("deadline", seen.elsewhere);
                 }
-                let wait = std::time::Duration::from_millis(u64::try_from(left_ms).unwrap_or(0))
-                    .min(READ_AFTER_SILENCE);
+                // News of this process's commits cannot be missed; another
+                // replica's come through the feed, which may lag: read the route
+                // now and then.
+                let wait = match (shared, left_ms > 0 && !attempting) {
+                    (true, _) => READ_AFTER_SILENCE,
+                    (false, true) => {
+                        std::time::Duration::from_millis(u64::try_from(left_ms).unwrap_or(0))
+                    }
+                    (false, false) => std::time::Duration::from_secs(3_600),
+                };
                 let closed = async {
                     if let Some(body) = &body {
                         body.closed().await;
@@ -619,13 +663,35 @@ async fn follow_call(
                         // The client left: the guard stops the route.
                         return ("client_left", seen.elsewhere);
                     }
-                    () = tokio::time::sleep(wait) => read_route(&following).await.map(CallNews::Route),
+                    () = &mut stopping => {
+                        // The server is stopping: the next start stops the route.
+                        guard.armed = false;
+                        let failure = Failure::new(503, "Switchback is stopping; the call did not end.");
+                        end_with(wire, &id, &seen, failure, opening.take(), body.take()).await;
+                        return ("failed", seen.elsewhere);
+                    }
+                    () = tokio::time::sleep(wait) => {
+                        if shared { read_route(&following).await.map(CallNews::Route) } else { None }
+                    }
                 }
             }
         };
         let Some(news_now) = news_now else { continue };
+        // A follower that did not watch from the start heard only part of an
+        // answer: it answers from the stored turn instead.
+        if !following.from_start
+            && matches!(
+                news_now,
+                CallNews::Text(..) | CallNews::Answered(..) | CallNews::Usage(..)
+            )
+        {
+            continue;
+        }
         match news_now {
-            CallNews::Text(piece) => {
+            CallNews::Text(generation, piece) => {
+                if !seen.of_current_attempt(generation, body.is_some()) {
+                    continue;
+                }
                 seen.text.push_str(&piece);
                 if following.stream {
                     if let Some(opening) = opening.take() {
@@ -650,8 +716,16 @@ async fn follow_call(
                     }
                 }
             }
-            CallNews::Answered(stop) => seen.stop = Some(stop),
-            CallNews::Usage(usage) => seen.usage = Some(usage),
+            CallNews::Answered(generation, stop) => {
+                if seen.of_current_attempt(generation, body.is_some()) {
+                    seen.stop = Some(stop);
+                }
+            }
+            CallNews::Usage(generation, usage) => {
+                if seen.of_current_attempt(generation, body.is_some()) {
+                    seen.usage = Some(usage);
+                }
+            }
             CallNews::Called(took) => seen.elsewhere += took,
             CallNews::Route(route) => {
                 if seen
@@ -663,11 +737,7 @@ async fn follow_call(
                 }
                 if route.state == RouteState::Running {
                     seen.attempts += 1;
-                    if body.is_none() {
-                        seen.text.clear();
-                        seen.stop = None;
-                        seen.usage = None;
-                    }
+                    seen.of_current_attempt(route.generation.get(), body.is_some());
                 }
                 seen.route = Some(route.clone());
                 let waits = matches!(

@@ -67,6 +67,9 @@ pub fn read(wire: Wire, headers: &HeaderMap, bytes: &[u8]) -> Result<Call, Failu
         "stream_options",
         "temperature",
         "stop",
+        "n",
+        "tools",
+        "functions",
     ] {
         if body.get(field).is_some_and(Value::is_null) {
             body.remove(field);
@@ -80,6 +83,21 @@ pub fn read(wire: Wire, headers: &HeaderMap, bytes: &[u8]) -> Result<Call, Failu
             "n",
             "only one choice (`n`: 1) is answered".to_owned(),
         ));
+    }
+    // A tool call in an answer cannot be carried back to the client yet: a
+    // request that offers tools is refused rather than answered without them.
+    for field in ["tools", "functions"] {
+        if body
+            .get(field)
+            .is_some_and(|tools| tools.as_array().is_none_or(|tools| !tools.is_empty()))
+        {
+            return Err(invalid(
+                field,
+                format!(
+                    "`{field}` are not supported yet: Switchback cannot carry a tool call back to the client"
+                ),
+            ));
+        }
     }
     let messages = match body.get("messages") {
         Some(Value::Array(messages)) if !messages.is_empty() => messages,
@@ -201,6 +219,10 @@ mod tests {
             (
                 json!({"model": "fast", "n": 2, "messages": [{"role": "user", "content": "x"}]}),
                 "n",
+            ),
+            (
+                json!({"model": "fast", "tools": [{"type": "function"}], "messages": [{"role": "user", "content": "x"}]}),
+                "tools",
             ),
         ] {
             let refused = read_json(Wire::OpenAi, &body).unwrap_err();

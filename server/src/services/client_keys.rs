@@ -75,7 +75,8 @@ impl Services {
         }
         let key = new_key();
         let mut profile_ids = request.profile_ids;
-        profile_ids.dedup();
+        let mut kept = std::collections::HashSet::new();
+        profile_ids.retain(|id| kept.insert(id.clone()));
         let write = ClientKeyWrite {
             digest: key_digest(&key),
             key: ClientKey {

@@ -80,6 +80,27 @@ async fn one_candidate(model: &str) -> (Api, MockProvider) {
     (api, mock)
 }
 
+/// An API whose profile `patient` has one candidate on a mock provider, with
+/// the default policy: transient failures retried, stated resets waited for.
+async fn patient() -> (Api, MockProvider) {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let provider = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    let candidates =
+        json!([{"provider_id": provider, "model": "gpt-mock", "enabled": true, "max_tokens": 64}]);
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(json!({"name": "patient", "candidates": candidates})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    (api, mock)
+}
+
 fn gateway_request(wire: Wire, body: &Value, headers: &[(&str, &str)]) -> Request<Body> {
     let path = match wire {
         Wire::OpenAi => "/v1/chat/completions",
@@ -322,45 +343,34 @@ async fn a_request_a_candidate_cannot_carry_skips_it_saying_why() {
         .await;
     api.gateway_profile("tools", &[(&simulated, "sim"), (&real, "gpt-mock")])
         .await;
-    mock.push(MockResponse::reply("I would call it"));
-    let body = json!({"model": "tools", "messages": [{"role": "user", "content": "Weather?"}],
-                      "tools": [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]});
+    mock.push(MockResponse::reply("A cat"));
+    // An image: a simulated candidate carries text only.
+    let image =
+        json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}});
+    let body = json!({"model": "tools", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "What is this?"}, image]}]});
     let answer = api.gateway(Wire::OpenAi, body, &[]).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
-    assert_eq!(
-        answer.json()["choices"][0]["message"]["content"],
-        "I would call it"
-    );
+    assert_eq!(answer.json()["choices"][0]["message"]["content"], "A cat");
     let sent = mock.requests()[0].body.clone();
-    assert_eq!(
-        sent["tools"][0]["function"]["name"], "weather",
-        "passed through"
-    );
+    assert_eq!(sent["messages"][0]["content"][1], image, "passed through");
     // Only the second candidate was called; the first was skipped, not sent.
     let task = api
         .task_json(header(&answer, "x-switchback-invocation"))
         .await;
     assert_eq!(task["attempts"].as_array().unwrap().len(), 1);
+    // Tools are refused before any candidate: their calls could not come back.
+    let body = json!({"model": "tools", "messages": [{"role": "user", "content": "Weather?"}],
+                      "tools": [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]});
+    let refused = api.gateway(Wire::OpenAi, body, &[]).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused.json()["error"]["param"], "tools");
 }
 
 #[tokio::test]
 async fn a_client_that_leaves_while_its_call_waits_stops_the_route() {
-    let api = Api::new().await;
-    let mock = MockProvider::start().await;
-    let provider = api
-        .provider_at("mock", "openai_compatible", &mock.base_url())
-        .await;
     // Retries transient failures, so a throttled call waits (the clock stands still).
-    let candidates =
-        json!([{"provider_id": provider, "model": "gpt-mock", "enabled": true, "max_tokens": 64}]);
-    let (status, body) = api
-        .call(
-            Method::POST,
-            "/api/profiles",
-            Some(json!({"name": "patient", "candidates": candidates})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (api, mock) = patient().await;
     mock.push(MockResponse::openai_server_error());
     let router = api.router();
     let call =
@@ -576,22 +586,8 @@ async fn client_keys_admit_callers_to_their_profiles_only() {
 /// hears 429 with the reset it would have waited for.
 #[tokio::test]
 async fn a_wait_past_the_callers_deadline_is_not_taken() {
-    let api = Api::new().await;
-    let mock = MockProvider::start().await;
-    let provider = api
-        .provider_at("mock", "openai_compatible", &mock.base_url())
-        .await;
     // The defaults: transient failures are retried and stated resets waited for.
-    let candidates =
-        json!([{"provider_id": provider, "model": "gpt-mock", "enabled": true, "max_tokens": 64}]);
-    let (status, body) = api
-        .call(
-            Method::POST,
-            "/api/profiles",
-            Some(json!({"name": "patient", "candidates": candidates})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (api, mock) = patient().await;
     let throttled = || {
         MockResponse::status(
             429,
@@ -640,4 +636,28 @@ async fn a_repeated_idempotency_key_answers_the_first_call() {
     let reading = read_stream_chunks(Wire::OpenAi, [again.text.as_bytes()]);
     assert_eq!(reading.text, "Once");
     assert_eq!(mock.hits(), 1);
+    // The same key for another request (another profile) is refused.
+    let other = api.gateway(Wire::OpenAi, ask("other", false), &key).await;
+    assert_eq!(other.status, StatusCode::CONFLICT, "{}", other.text);
+    assert_eq!(other.json()["error"]["code"], "idempotency_key_reused");
+}
+
+/// A web page cannot make a gateway call on a browser's behalf (it would spend
+/// the providers' credit): a cross-site post is refused, in the protocol's shape.
+#[tokio::test]
+async fn a_cross_site_post_is_refused() {
+    let (api, mock) = one_candidate("gpt-mock").await;
+    let answer = api
+        .gateway(
+            Wire::Anthropic,
+            ask("fast", false),
+            &[
+                ("origin", "https://evil.example"),
+                ("sec-fetch-site", "cross-site"),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.text);
+    assert_eq!(answer.json()["error"]["type"], "permission_error");
+    assert_eq!(mock.hits(), 0);
 }
