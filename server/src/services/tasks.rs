@@ -124,6 +124,19 @@ impl Services {
         request: Read<TurnRequest>,
     ) -> Result<TaskView, AppError> {
         let request = request.check(TurnRequest::check)?;
+        // A gateway call's client asked once and has its answer: a follow-up is
+        // its next call, not a turn here.
+        let task = self.store.get_snapshot(id).await?;
+        if task.gateway.is_some() {
+            let state = self.store.get_progress(id).await?.route.route.state;
+            return Err(ApiError::NotAllowedNow {
+                message: "A new turn is not valid on a gateway call: its client sends the \
+                          whole conversation with each call. Nothing changed."
+                    .to_owned(),
+                state,
+            }
+            .into());
+        }
         match self.engine.new_turn(id, request.prompt).await {
             Ok(detail) => Ok(task_view(&detail)),
             // A route that moved on since it was read is refused as it is now.

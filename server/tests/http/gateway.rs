@@ -161,6 +161,16 @@ async fn an_openai_client_gets_the_whole_answer_and_its_call_is_a_task() {
     assert_eq!(task["turns"][0]["prompt"], "Say hello");
     assert_eq!(task["turns"][0]["answer"], "Hello there");
     assert_eq!(task["attempts"].as_array().unwrap().len(), 1);
+    // Its client sends the whole conversation with each call: no new turns here.
+    let (status, refused) = api
+        .call(
+            Method::POST,
+            &format!("/api/tasks/{id}/turns"),
+            Some(json!({"prompt": "And again?"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    assert_eq!(refused["error"], "not_allowed_now");
     // Counted, with Switchback's own time.
     let metrics = api
         .send(
