@@ -73,12 +73,12 @@ impl Failure {
 
 /// OpenAI's error `type` for a status.
 fn openai_type(status: u16) -> &'static str {
+    // OpenAI's own: a wrong key is an `invalid_request_error` (code
+    // `invalid_api_key`), a limit a `rate_limit_error` (or `requests`), the rest
+    // `server_error`.
     match status {
-        401 => "authentication_error",
-        403 => "permission_error",
-        404 | 400 | 413 | 422 => "invalid_request_error",
+        400 | 401 | 403 | 404 | 409 | 413 | 422 => "invalid_request_error",
         429 => "rate_limit_error",
-        504 => "timeout",
         _ => "server_error",
     }
 }
