@@ -1,4 +1,4 @@
-//! Tasks and the live route view, against the release binary with simulated
+//! Tasks and the live route view, against the server binary with simulated
 //! providers: each action where it is valid (and its absence where it is not),
 //! a stale click from a second tab, a route that changes while the page is
 //! open, the list and the route view without JavaScript, and the phone rules.

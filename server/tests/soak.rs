@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! SWITCHBACK_SOAK_TASKS=1000 SWITCHBACK_SOAK_KILLS=40 \
-//!     cargo nextest run --release -p server --test all soak::
+//!     cargo nextest run --cargo-profile tests -p server --test all soak::
 //! ```
 //!
 //! Each run prints its seed; `SWITCHBACK_SOAK_SEED=N` draws the same kill

@@ -29,7 +29,7 @@ fn the_document_is_the_committed_one() {
     assert!(
         committed == text,
         "the API's types changed its OpenAPI document: review the change, then run \
-         `UPDATE_OPENAPI=1 cargo nextest run --release -p server the_document_is_the_committed_one` \
+         `UPDATE_OPENAPI=1 cargo nextest run --cargo-profile tests -p server the_document_is_the_committed_one` \
          and commit api/openapi.json"
     );
 }
