@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use api::{
-    ActionRequest, ApiError, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId,
-    ProviderRequest, ProviderView, TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
+    ActionRequest, ApiError, ClientKeyCreated, ClientKeyId, ClientKeyRequest, ClientKeyView,
+    KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest, ProviderView,
+    TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
 };
 use leptos::prelude::use_context;
 
@@ -41,6 +42,15 @@ pub trait Backend: Send + Sync + 'static {
     async fn create_task(&self, request: TaskRequest) -> Result<TaskView, ApiError>;
     /// A person's action on a route, fenced by the generation they saw.
     async fn act(&self, id: &TaskId, request: ActionRequest) -> Result<TaskView, ApiError>;
+    /// Every client key, as `GET /api/client-keys` answers them.
+    async fn list_client_keys(&self) -> Result<Vec<ClientKeyView>, ApiError>;
+    /// Make a client key, with the same checks as `POST /api/client-keys`.
+    async fn create_client_key(
+        &self,
+        request: ClientKeyRequest,
+    ) -> Result<ClientKeyCreated, ApiError>;
+    /// Revoke a client key.
+    async fn revoke_client_key(&self, id: &ClientKeyId) -> Result<ClientKeyView, ApiError>;
     /// The server's clock: countdowns count to its deadlines.
     fn now(&self) -> Timestamp;
 }

@@ -14,7 +14,9 @@
 use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
-use crate::pages::{ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage, TasksPage};
+use crate::pages::{
+    ClientKeysPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage, TasksPage,
+};
 
 /// A lazy route that shows one page component (the page owns its data).
 macro_rules! lazy_page {
@@ -49,6 +51,10 @@ lazy_page!(
     ProvidersRoute => ProvidersPage
 );
 lazy_page!(
+    /// `/client-keys`.
+    ClientKeysRoute => ClientKeysPage
+);
+lazy_page!(
     /// `/tasks`.
     TasksRoute => TasksPage
 );
@@ -73,6 +79,7 @@ pub async fn preload(path: &str) {
         // `/profiles/new` and `/profiles/{id}`.
         ["profiles", _] => ProfileEditRoute::preload().await,
         ["providers"] => ProvidersRoute::preload().await,
+        ["client-keys"] => ClientKeysRoute::preload().await,
         ["tasks"] => TasksRoute::preload().await,
         ["tasks", _] => TaskRoute::preload().await,
         _ => {}

@@ -57,6 +57,25 @@ impl TestServer {
         format!("{}{path}", self.base_url)
     }
 
+    /// `GET path` with `Authorization: Bearer {bearer}` (not the admin token):
+    /// the status and the body, as a gateway client would see them.
+    pub fn get_as(&self, path: &str, bearer: &str) -> anyhow::Result<(u16, String)> {
+        let address = self.base_url.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address)?;
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAuthorization: Bearer {bearer}\r\n\r\n"
+        )?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response)?;
+        let status = response.get(9..12).unwrap_or("0").parse()?;
+        let body = response
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, body)| body)
+            .to_owned();
+        Ok((status, body))
+    }
+
     /// Send JSON to the API and read the answer: for setting up what a test
     /// needs without going through pages it does not test.
     pub fn send_json(

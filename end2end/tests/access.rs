@@ -78,6 +78,7 @@ async fn every_page_hydrates_under_its_policy_without_violations() -> anyhow::Re
         "/",
         "/tasks",
         "/providers",
+        "/client-keys",
         "/profiles",
         "/profiles/new",
         &profile_path,

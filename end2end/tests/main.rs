@@ -2,6 +2,7 @@
 //! its own server and browser.
 
 mod access;
+mod client_keys;
 mod profile_editor;
 mod providers;
 mod skeleton;

@@ -655,6 +655,7 @@ async fn sweep(client: &Client, runs: &[Run], profiles: &[String], providers: &[
         "/tasks?state=completed",
         "/tasks?state=stopped",
         "/providers",
+        "/client-keys",
         "/profiles",
         "/profiles/new",
         "/metrics",

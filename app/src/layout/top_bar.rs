@@ -14,6 +14,7 @@ pub fn TopBar() -> impl IntoView {
                     <li><A href="/tasks">"Tasks"</A></li>
                     <li><A href="/profiles">"Profiles"</A></li>
                     <li><A href="/providers">"Providers"</A></li>
+                    <li><A href="/client-keys">"Keys"</A></li>
                 </ul>
             </nav>
         </header>

@@ -1,5 +1,6 @@
 //! One page per route; each page owns its data.
 
+mod client_keys;
 mod home;
 mod not_found;
 mod profile_edit;
@@ -8,6 +9,7 @@ mod providers;
 mod task;
 mod tasks;
 
+pub use client_keys::{ClientKeySubmission, ClientKeysPage, unplaced};
 pub use home::HomePage;
 pub use not_found::NotFoundPage;
 pub use profile_edit::ProfileEditPage;

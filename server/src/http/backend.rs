@@ -2,8 +2,9 @@
 
 use api::read::Read;
 use api::{
-    ActionRequest, ApiError, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId,
-    ProviderRequest, ProviderView, TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
+    ActionRequest, ApiError, ClientKeyCreated, ClientKeyId, ClientKeyRequest, ClientKeyView,
+    KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest, ProviderView,
+    TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
 };
 use app::backend::Backend;
 
@@ -81,6 +82,27 @@ impl Backend for Services {
 
     async fn act(&self, id: &TaskId, request: ActionRequest) -> Result<TaskView, ApiError> {
         Services::act(self, id, Read::clean(&request))
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn list_client_keys(&self) -> Result<Vec<ClientKeyView>, ApiError> {
+        Services::list_client_keys(self)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn create_client_key(
+        &self,
+        request: ClientKeyRequest,
+    ) -> Result<ClientKeyCreated, ApiError> {
+        Services::create_client_key(self, Read::clean(&request))
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn revoke_client_key(&self, id: &ClientKeyId) -> Result<ClientKeyView, ApiError> {
+        Services::revoke_client_key(self, id)
             .await
             .map_err(AppError::into_api_error)
     }

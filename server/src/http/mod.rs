@@ -100,6 +100,8 @@ fn form_posts() -> Router<AppState> {
         post(forms::edit_provider),
         post(forms::new_task),
         post(forms::act),
+        post(forms::new_client_key),
+        post(forms::revoke_client_key),
     ];
     FORM_POSTS
         .iter()
@@ -110,13 +112,15 @@ fn form_posts() -> Router<AppState> {
 }
 
 /// The paths the pages' plain forms post to, in [`form_posts`]' order.
-pub const FORM_POSTS: [&str; 6] = [
+pub const FORM_POSTS: [&str; 8] = [
     "/profiles/new",
     "/profiles/{id}",
     "/providers",
     "/providers/{id}",
     "/tasks",
     "/tasks/{id}/actions",
+    "/client-keys",
+    "/client-keys/{id}/revoke",
 ];
 
 /// The paths of the sign-in page's posts.

@@ -456,3 +456,100 @@ async fn an_action_form_is_fenced_by_its_generation_and_stop_asks_first() {
     assert_eq!(after["state"], "stopped");
     assert_eq!(after["cause"], "stopped_by_user");
 }
+
+/// The client keys page's forms: a key made without JavaScript is shown on the
+/// page that answers the post, once; a refused form comes back with its errors
+/// at their fields; revoking redirects, and the key is revoked.
+#[tokio::test]
+async fn a_client_key_form_shows_its_key_once_and_revokes() {
+    let api = Api::new().await;
+    let (_, provider) = api
+        .call(
+            Method::POST,
+            "/api/providers",
+            Some(json!({"name": "Sim", "kind": "simulated"})),
+        )
+        .await;
+    let (status, profile) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(
+                json!({"name": "Drafts", "candidates": [{"provider_id": provider["id"],
+                        "model": "m", "enabled": true, "max_tokens": 10}]}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{profile}");
+    let profile_id = profile["id"].as_str().unwrap();
+
+    // Nothing chosen: the page again, 422, the error under the profiles.
+    let refused = api.post_form("/client-keys", &[("name", "laptop")]).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.text
+    );
+    assert!(
+        refused.text.contains("id=\"key-f-profile_ids-error\""),
+        "{}",
+        refused.text
+    );
+    assert!(
+        refused.text.contains("value=\"laptop\""),
+        "the name sent stays"
+    );
+    let (_, keys) = api.call(Method::GET, "/api/client-keys", None).await;
+    assert_eq!(keys, json!([]), "a refused form makes nothing");
+
+    let made = api
+        .post_form(
+            "/client-keys",
+            &[("name", "laptop"), ("profile_ids", profile_id)],
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+    let (_, keys) = api.call(Method::GET, "/api/client-keys", None).await;
+    let prefix = keys[0]["prefix"].as_str().unwrap();
+    assert_eq!(keys[0]["profile_ids"], json!([profile_id]));
+    let start = made.text.find(prefix).expect("the key is on the page");
+    let key: String = made.text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    assert_eq!(key.len(), 47, "sbk_ and 43 characters: {key}");
+    // Listed later by its first characters only.
+    let shown = page(&api, "/client-keys").await;
+    assert!(
+        shown.contains("laptop") && shown.contains(prefix),
+        "{shown}"
+    );
+    assert!(!shown.contains(&key), "the key is never shown again");
+
+    let id = keys[0]["id"].as_str().unwrap();
+    let revoked = api
+        .post_form(&format!("/client-keys/{id}/revoke"), &[])
+        .await;
+    assert_eq!(revoked.status, StatusCode::SEE_OTHER, "{}", revoked.text);
+    assert_eq!(location(&revoked), "/client-keys");
+    let (_, keys) = api.call(Method::GET, "/api/client-keys", None).await;
+    assert!(keys[0]["revoked_at"].is_string(), "{keys}");
+    let shown = page(&api, "/client-keys").await;
+    assert!(shown.contains("Revoked "), "{shown}");
+}
+
+/// A page as a browser gets it.
+async fn page(api: &Api, path: &str) -> String {
+    let answer = api
+        .send(
+            axum::http::Request::builder()
+                .uri(path)
+                .header(header::HOST, super::HOST)
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{path}: {}", answer.text);
+    answer.text
+}

@@ -1,0 +1,113 @@
+use api::read::Read;
+use api::{ClientKeyId, ClientKeyRequest, ProfileId};
+use app::pages::{ClientKeySubmission, unplaced};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Redirect, Response};
+use leptos::prelude::provide_context;
+
+use super::{Pairs, pairs, render};
+use crate::error::status_of;
+use crate::http::AppState;
+
+/// `POST /client-keys`: make a key, and answer with the page showing it (the
+/// only time it is shown), or the form again with why it was refused.
+pub async fn new_client_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    form: Pairs,
+) -> Response {
+    let pairs = match pairs(form) {
+        Ok(pairs) => pairs,
+        Err(refused) => return refused.into_response(),
+    };
+    let mut request = ClientKeyRequest {
+        name: String::new(),
+        profile_ids: Vec::new(),
+    };
+    for (name, value) in pairs {
+        match name.as_str() {
+            "name" => request.name = value,
+            "profile_ids" => request.profile_ids.push(ProfileId::from(value)),
+            _ => {}
+        }
+    }
+    let (status, submission) = match state
+        .services
+        .create_client_key(Read::clean(&request))
+        .await
+    {
+        Ok(created) => (
+            StatusCode::CREATED,
+            ClientKeySubmission {
+                request,
+                errors: Vec::new(),
+                notice: None,
+                created: Some(created),
+            },
+        ),
+        Err(error) => {
+            let error = error.into_api_error();
+            let errors = error.field_errors().to_vec();
+            // Field errors show at their fields; anything else needs a sentence.
+            let notice = if errors.is_empty() {
+                Some(error.to_string())
+            } else {
+                unplaced(&errors)
+            };
+            (
+                status_of(&error),
+                ClientKeySubmission {
+                    request,
+                    errors,
+                    notice,
+                    created: None,
+                },
+            )
+        }
+    };
+    render(
+        &state,
+        Uri::from_static("/client-keys"),
+        headers,
+        status,
+        move || {
+            provide_context(submission.clone());
+        },
+    )
+    .await
+}
+
+/// `POST /client-keys/{id}/revoke`.
+pub async fn revoke_client_key(
+    State(state): State<AppState>,
+    Path(id): Path<ClientKeyId>,
+    headers: HeaderMap,
+) -> Response {
+    match state.services.revoke_client_key(&id).await {
+        Ok(_) => Redirect::to("/client-keys").into_response(),
+        Err(error) => {
+            let error = error.into_api_error();
+            let status = status_of(&error);
+            let submission = ClientKeySubmission {
+                request: ClientKeyRequest {
+                    name: String::new(),
+                    profile_ids: Vec::new(),
+                },
+                errors: Vec::new(),
+                notice: Some(error.to_string()),
+                created: None,
+            };
+            render(
+                &state,
+                Uri::from_static("/client-keys"),
+                headers,
+                status,
+                move || {
+                    provide_context(submission.clone());
+                },
+            )
+            .await
+        }
+    }
+}
