@@ -59,8 +59,8 @@ pub use policy::evidence::{BodyText, HeaderValue, HttpStatus, LenientJson};
 pub use policy::rfc3339::RFC3339_PATTERN;
 pub use policy::{ErrorCode, FieldError, FieldPath};
 pub use profiles::{
-    CandidateRequest, CandidateSpec, CandidateView, EscalationRequest, PolicyInput, ProfileRequest,
-    ProfileSpec, ProfileView,
+    CandidateRequest, CandidateSpec, CandidateView, EscalationRequest, GATEWAY_DEADLINE_S_MAX,
+    PolicyInput, ProfileRequest, ProfileSpec, ProfileView,
 };
 pub use providers::{
     BASE_URL_MAX_CHARS, KEY_ENV_MAX_CHARS, KeyEnvRules, ProviderRequest, ProviderSpec,
@@ -69,6 +69,6 @@ pub use providers::{
 pub use tasks::{
     ActionRequest, AttemptView, PROMPT_MAX_CHARS, RouteView, TASK_PAGE_DEFAULT, TASK_PAGE_MAX,
     TaskCandidateView, TaskCursor, TaskKind, TaskPage, TaskQuery, TaskRequest, TaskSummary,
-    TaskView, TurnRequest, TurnView,
+    TaskView, ToolCallView, TurnRequest, TurnView,
 };
 pub use time::{Timestamp, TimestampError};

@@ -20,6 +20,11 @@ use crate::time::Timestamp;
 const ID_MAX: u64 = ID_MAX_CHARS as u64;
 const MODEL_MAX: u64 = MODEL_MAX_CHARS as u64;
 const NAME_MAX: u64 = NAME_MAX_CHARS as u64;
+
+/// The longest a profile may let a gateway call wait by default, in seconds
+/// (an hour, as the `x-switchback-deadline-ms` header allows).
+pub const GATEWAY_DEADLINE_S_MAX: u32 = 3_600;
+const GATEWAY_DEADLINE_MAX: i64 = GATEWAY_DEADLINE_S_MAX as i64;
 const MAX_ESCALATIONS_MIN: i64 = MAX_ESCALATIONS_BOUNDS.min as i64;
 const MAX_ESCALATIONS_MAX: i64 = MAX_ESCALATIONS_BOUNDS.max as i64;
 const CEILING_TOKENS_MIN: i64 = CEILING_TOKENS_BOUNDS.min as i64;
@@ -135,6 +140,7 @@ pub struct CandidateRequest {
 ///         escalation: None,
 ///         policy: Some(api::PolicyInput::new(serde_json::json!({"default": "try_next"}))),
 ///     }],
+///     gateway_deadline_s: None,
 /// };
 /// let spec = request.check().unwrap();
 /// assert_eq!(spec.candidates[0].policy.hard.on_exhausted, policy::OnExhausted::Skip);
@@ -156,6 +162,13 @@ pub struct ProfileRequest {
     #[validate(length(min = 1, message = "needs at least one candidate"), nested)]
     #[cfg_attr(feature = "openapi", schema(min_items = 1))]
     pub candidates: Vec<CandidateRequest>,
+    /// How long a gateway call through this profile may wait, in seconds, when
+    /// its client does not say (`x-switchback-deadline-ms`): 1..=3600; the
+    /// server's default, 120, when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[validate(range(min = 1, max = GATEWAY_DEADLINE_MAX))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
+    pub gateway_deadline_s: Option<i64>,
 }
 
 impl crate::read::Request for ProfileRequest {}
@@ -168,6 +181,8 @@ pub struct ProfileSpec {
     pub name: String,
     /// The candidates, in the user's order.
     pub candidates: Vec<CandidateSpec>,
+    /// See [`ProfileRequest::gateway_deadline_s`].
+    pub gateway_deadline_s: Option<u32>,
 }
 
 /// One candidate after the checks.
@@ -243,6 +258,9 @@ impl ProfileRequest {
         Ok(ProfileSpec {
             name: request.name.trim().to_owned(),
             candidates,
+            gateway_deadline_s: request
+                .gateway_deadline_s
+                .and_then(|seconds| u32::try_from(seconds).ok()),
         })
     }
 
@@ -265,6 +283,10 @@ pub struct ProfileView {
     pub revision: Revision,
     /// The candidates in the user's order.
     pub candidates: Vec<CandidateView>,
+    /// How long a gateway call through it may wait by default, in seconds;
+    /// absent: the server's default (120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_deadline_s: Option<u32>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -468,6 +490,27 @@ mod tests {
     }
 
     #[test]
+    fn a_gateway_deadline_is_seconds_up_to_an_hour() {
+        let spec =
+            read(&json!({"name": "n", "candidates": [candidate()], "gateway_deadline_s": 600}))
+                .check(ProfileRequest::check)
+                .unwrap();
+        assert_eq!(spec.gateway_deadline_s, Some(600));
+        let spec = read(&json!({"name": "n", "candidates": [candidate()]}))
+            .check(ProfileRequest::check)
+            .unwrap();
+        assert_eq!(spec.gateway_deadline_s, None, "the server's default");
+        for bad in [0, 3_601, -5] {
+            let errors =
+                read(&json!({"name": "n", "candidates": [candidate()], "gateway_deadline_s": bad}))
+                    .check(ProfileRequest::check)
+                    .unwrap_err();
+            assert_eq!(errors[0].field, "gateway_deadline_s", "{bad}");
+            assert_eq!(errors[0].code, ErrorCode::Range, "{bad}");
+        }
+    }
+
+    #[test]
     fn a_stored_candidate_sends_back_what_it_is() {
         let view = CandidateView {
             id: "c1".into(),
@@ -482,6 +525,7 @@ mod tests {
             name: "n".into(),
             revision: Some(Revision::FIRST),
             candidates: vec![CandidateRequest::from(&view)],
+            gateway_deadline_s: None,
         };
         let (spec, _) = request.check_update().unwrap();
         assert_eq!(spec.candidates[0].id, Some(view.id.clone()));

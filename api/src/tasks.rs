@@ -226,6 +226,10 @@ pub struct TurnView {
     pub answer: Option<String>,
     /// Whether the answer stopped at its token budget.
     pub truncated: bool,
+    /// The tool calls the answer made (a gateway call that offered tools), in
+    /// order; absent when it made none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallView>,
     /// The position of the candidate that produced the answer.
     pub candidate_index: Option<u32>,
     /// The id of the candidate that produced the answer.
@@ -236,6 +240,19 @@ pub struct TurnView {
     pub created_at: Timestamp,
     /// When its answer was stored.
     pub completed_at: Option<Timestamp>,
+}
+
+/// A tool call in an answer: the model asked its client to run `name` with
+/// `arguments`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ToolCallView {
+    /// The provider's id for the call.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Its arguments, JSON text as the model wrote it.
+    pub arguments: String,
 }
 
 /// One candidate of a task's snapshot.

@@ -29,7 +29,7 @@ use crate::{http, simulated};
 /// };
 /// assert_eq!(
 ///     adapter.call(&request).await,
-///     CallOutcome::Answered { text: "Paris.".into(), stop: StopReason::End },
+///     CallOutcome::Answered { text: "Paris.".into(), stop: StopReason::End, tool_calls: vec![] },
 /// );
 /// # });
 /// ```

@@ -74,6 +74,40 @@ pub struct CallRequest {
     pub client: Option<crate::translate::ClientRequest>,
 }
 
+/// A tool call in an answer: the model asks its client to run `name` with
+/// `arguments` (JSON text, as the model wrote it). Only a gateway client's
+/// request offers tools, so only its answers have them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for the call, which the client's tool result names.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Its arguments, a JSON object as text.
+    pub arguments: String,
+}
+
+/// A piece of a tool call as the answer streams it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolPiece {
+    /// The `index`-th tool call of the answer (from 0) begins.
+    Begin {
+        /// Its place among the answer's tool calls.
+        index: usize,
+        /// The provider's id for it.
+        id: String,
+        /// The tool.
+        name: String,
+    },
+    /// More of the `index`-th tool call's arguments.
+    Arguments {
+        /// Its place among the answer's tool calls.
+        index: usize,
+        /// The next piece of the arguments' JSON text.
+        json: String,
+    },
+}
+
 /// Why a complete answer stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StopReason {
@@ -94,13 +128,17 @@ pub enum CallOutcome {
         text: String,
         /// Why the answer stopped.
         stop: StopReason,
+        /// The tool calls the answer made, in order (none but for a gateway
+        /// client's request that offered tools).
+        tool_calls: Vec<ToolCall>,
     },
     /// The call failed. `partial_output` is the text already streamed before the failure (non-empty => the failure is an unsafe effect for the engine).
     Failed {
         /// What the failure left behind, for the catalogue (`observed_at_ms` unset: the
         /// engine stamps it from its clock).
         evidence: catalogue::Evidence,
-        /// The text streamed before the failure; empty when none was.
+        /// The output streamed before the failure, text and tool calls (each
+        /// written `[tool call NAME ARGUMENTS]`); empty when none was.
         partial_output: String,
     },
 }
@@ -135,6 +173,9 @@ pub trait Observer: Send + Sync {
     /// The tokens the call used, once a complete answer says (not every
     /// provider does).
     fn usage(&self, _usage: Usage) {}
+
+    /// The next piece of a tool call the answer makes.
+    fn tool(&self, _piece: &ToolPiece) {}
 }
 
 /// No observer: [`crate::Adapter::call`].

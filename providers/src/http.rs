@@ -95,6 +95,7 @@ async fn send_and_read(
     let mut streamed = Streamed {
         observer,
         scrubber: key.map(ApiKey::stream_scrubber),
+        key,
         passed_on: 0,
     };
     let outcome = read_stream(
@@ -114,6 +115,8 @@ async fn send_and_read(
 struct Streamed<'a> {
     observer: &'a dyn Observer,
     scrubber: Option<StreamScrubber<'a>>,
+    /// The key, scrubbed from tool calls piece by piece.
+    key: Option<&'a ApiKey>,
     /// How many bytes of the progress's text were passed on.
     passed_on: usize,
 }
@@ -140,6 +143,27 @@ impl Streamed<'_> {
                 }
             }
             None => self.observer.text(piece),
+        }
+    }
+
+    /// Pass on the pieces of tool calls read since the last event, scrubbed of
+    /// the key.
+    fn tools(&self, pieces: Vec<crate::call::ToolPiece>) {
+        use crate::call::ToolPiece;
+        for piece in pieces {
+            let piece = match (self.key, piece) {
+                (None, piece) => piece,
+                (Some(key), ToolPiece::Begin { index, id, name }) => ToolPiece::Begin {
+                    index,
+                    id: key.scrub(&id),
+                    name: key.scrub(&name),
+                },
+                (Some(key), ToolPiece::Arguments { index, json }) => ToolPiece::Arguments {
+                    index,
+                    json: key.scrub(&json),
+                },
+            };
+            self.observer.tool(&piece);
         }
     }
 
@@ -176,6 +200,7 @@ async fn read_stream(
             Ok(Some(Ok(event))) => {
                 let meaning = wire.read_event(&event, &mut progress);
                 streamed.pass_on(&progress.text);
+                streamed.tools(progress.take_tool_pieces());
                 match meaning {
                     EventMeaning::Continue => continue,
                     EventMeaning::Finished => {
@@ -190,12 +215,13 @@ async fn read_stream(
                         return CallOutcome::Answered {
                             text: progress.text,
                             stop: progress.stop.unwrap_or(StopReason::End),
+                            tool_calls: progress.tool_calls,
                         };
                     }
                     EventMeaning::Failed { body } => {
                         return CallOutcome::Failed {
                             evidence: evidence.with_body(&body),
-                            partial_output: progress.text,
+                            partial_output: progress.output(),
                         };
                     }
                 }
@@ -222,11 +248,12 @@ async fn read_stream(
             CallOutcome::Answered {
                 text: progress.text,
                 stop,
+                tool_calls: progress.tool_calls,
             }
         }
         _ => CallOutcome::Failed {
             evidence,
-            partial_output: progress.text,
+            partial_output: progress.output(),
         },
     }
 }
@@ -236,9 +263,21 @@ async fn read_stream(
 /// output and transport name.
 fn scrubbed(outcome: CallOutcome, key: &ApiKey) -> CallOutcome {
     match outcome {
-        CallOutcome::Answered { text, stop } => CallOutcome::Answered {
+        CallOutcome::Answered {
+            text,
+            stop,
+            tool_calls,
+        } => CallOutcome::Answered {
             text: key.scrub(&text),
             stop,
+            tool_calls: tool_calls
+                .into_iter()
+                .map(|call| crate::call::ToolCall {
+                    id: key.scrub(&call.id),
+                    name: key.scrub(&call.name),
+                    arguments: key.scrub(&call.arguments),
+                })
+                .collect(),
         },
         CallOutcome::Failed {
             evidence,

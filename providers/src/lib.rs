@@ -46,7 +46,9 @@ mod wire;
 pub mod mock;
 
 pub use adapter::Adapter;
-pub use call::{CallOutcome, CallRequest, Message, Observer, Role, StopReason, Usage};
+pub use call::{
+    CallOutcome, CallRequest, Message, Observer, Role, StopReason, ToolCall, ToolPiece, Usage,
+};
 pub use client::{http_client, http_client_builder, http_client_with_connect_timeout};
 pub use config::{ProviderConfig, Timeouts};
 pub use http::MAX_ERROR_BODY_BYTES;

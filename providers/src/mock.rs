@@ -16,7 +16,7 @@
 //! let request = CallRequest { model: "m".into(), max_tokens: 10, messages: vec![Message::user("Hi")], call_index: 0, client: None };
 //! assert_eq!(
 //!     adapter.call(&request).await,
-//!     CallOutcome::Answered { text: "Hello there".into(), stop: StopReason::End },
+//!     CallOutcome::Answered { text: "Hello there".into(), stop: StopReason::End, tool_calls: vec![] },
 //! );
 //! assert_eq!(mock.hits(), 1);
 //! assert_eq!(mock.requests()[0].path, "/v1/messages");

@@ -390,6 +390,7 @@ impl SimulatedStep {
                 CallOutcome::Answered {
                     text: text.clone(),
                     stop: stop.stop_reason(),
+                    tool_calls: Vec::new(),
                 }
             }
             SimulatedAction::Error { evidence } => CallOutcome::failed(evidence.evidence.clone()),
@@ -432,6 +433,7 @@ pub(crate) async fn play_script(
             CallOutcome::Answered {
                 text: "ok".to_owned(),
                 stop: StopReason::End,
+                tool_calls: Vec::new(),
             }
         }
     }

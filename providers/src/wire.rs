@@ -10,7 +10,7 @@ use futures_util::stream::{self, Fuse};
 use futures_util::{FutureExt, Stream, StreamExt};
 use serde_json::{Value, json};
 
-use crate::call::{CallRequest, StopReason};
+use crate::call::{CallRequest, StopReason, ToolCall, ToolPiece};
 
 /// The answer as the stream has built it so far.
 #[derive(Debug, Default)]
@@ -21,9 +21,65 @@ pub(crate) struct Progress {
     pub(crate) stop: Option<StopReason>,
     /// The tokens used, as far as the provider said.
     pub(crate) usage: Option<crate::call::Usage>,
+    /// The tool calls so far, in order.
+    pub(crate) tool_calls: Vec<ToolCall>,
+    /// The pieces of tool calls read since they were last taken
+    /// ([`Progress::take_tool_pieces`]).
+    tool_pieces: Vec<ToolPiece>,
+    /// Anthropic: which content block (by its index) is which tool call.
+    tool_blocks: Vec<(u64, usize)>,
 }
 
 impl Progress {
+    /// A tool call begins.
+    fn begin_tool(&mut self, id: &str, name: &str) -> usize {
+        let index = self.tool_calls.len();
+        self.tool_calls.push(ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: String::new(),
+        });
+        self.tool_pieces.push(ToolPiece::Begin {
+            index,
+            id: id.to_owned(),
+            name: name.to_owned(),
+        });
+        index
+    }
+
+    /// More of the `index`-th tool call's arguments.
+    fn tool_arguments(&mut self, index: usize, json: &str) {
+        let Some(call) = self.tool_calls.get_mut(index) else {
+            return;
+        };
+        if json.is_empty() {
+            return;
+        }
+        call.arguments.push_str(json);
+        self.tool_pieces.push(ToolPiece::Arguments {
+            index,
+            json: json.to_owned(),
+        });
+    }
+
+    /// The tool call pieces read since the last time.
+    pub(crate) fn take_tool_pieces(&mut self) -> Vec<ToolPiece> {
+        std::mem::take(&mut self.tool_pieces)
+    }
+
+    /// Everything the answer has streamed so far: its text, then each tool call
+    /// as `[tool call NAME ARGUMENTS]` (what a failure leaves behind).
+    pub(crate) fn output(&self) -> String {
+        let mut output = self.text.clone();
+        for call in &self.tool_calls {
+            if !output.is_empty() {
+                output.push('\n');
+            }
+            output.push_str(&format!("[tool call {} {}]", call.name, call.arguments));
+        }
+        output
+    }
+
     /// Note what the provider said of the tokens used (either count may come
     /// alone: Anthropic gives the request's first and the answer's last).
     fn count(&mut self, input_tokens: Option<u64>, output_tokens: Option<u64>) {
@@ -280,6 +336,8 @@ pub struct StreamReading {
     pub text: String,
     /// The stop reason, if the provider gave one.
     pub stop: Option<StopReason>,
+    /// The tool calls before the end, in order.
+    pub tool_calls: Vec<ToolCall>,
     /// How the body ended.
     pub end: StreamEnd,
 }
@@ -323,6 +381,7 @@ pub fn read_stream_chunks<'a>(
     StreamReading {
         text: progress.text,
         stop: progress.stop,
+        tool_calls: progress.tool_calls,
         end,
     }
 }
@@ -342,6 +401,7 @@ mod anthropic {
     struct Data {
         #[serde(rename = "type")]
         kind: String,
+        index: u64,
         delta: Delta,
         content_block: ContentBlock,
         message: MessageData,
@@ -367,6 +427,7 @@ mod anthropic {
         #[serde(rename = "type")]
         kind: String,
         text: String,
+        partial_json: String,
         stop_reason: Option<String>,
     }
 
@@ -376,6 +437,8 @@ mod anthropic {
         #[serde(rename = "type")]
         kind: String,
         text: String,
+        id: String,
+        name: String,
     }
 
     pub(super) fn read_event(event: &Event, progress: &mut Progress) -> EventMeaning {
@@ -420,6 +483,20 @@ mod anthropic {
             }
             "content_block_delta" if data.delta.kind == "text_delta" => {
                 progress.text.push_str(&data.delta.text);
+            }
+            "content_block_start" if data.content_block.kind == "tool_use" => {
+                let tool = progress.begin_tool(&data.content_block.id, &data.content_block.name);
+                progress.tool_blocks.push((data.index, tool));
+            }
+            "content_block_delta" if data.delta.kind == "input_json_delta" => {
+                let tool = progress
+                    .tool_blocks
+                    .iter()
+                    .find(|(block, _)| *block == data.index)
+                    .map(|(_, tool)| *tool);
+                if let Some(tool) = tool {
+                    progress.tool_arguments(tool, &data.delta.partial_json);
+                }
             }
             "message_delta" => {
                 if let Some(reason) = &data.delta.stop_reason {
@@ -479,6 +556,24 @@ mod openai {
     #[serde(default)]
     struct Delta {
         content: Option<String>,
+        tool_calls: Vec<ToolCallDelta>,
+    }
+
+    /// A piece of a tool call: the first of an index names it, the rest carry
+    /// its arguments.
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct ToolCallDelta {
+        index: usize,
+        id: Option<String>,
+        function: FunctionDelta,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    struct FunctionDelta {
+        name: Option<String>,
+        arguments: Option<String>,
     }
 
     pub(super) fn read_event(event: &Event, progress: &mut Progress) -> EventMeaning {
@@ -502,6 +597,19 @@ mod openai {
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
             if let Some(content) = choice.delta.content {
                 progress.text.push_str(&content);
+            }
+            for call in choice.delta.tool_calls {
+                // A new index begins a call (its order is the index's).
+                if call.index >= progress.tool_calls.len() {
+                    progress.begin_tool(
+                        call.id.as_deref().unwrap_or_default(),
+                        call.function.name.as_deref().unwrap_or_default(),
+                    );
+                }
+                let index = call.index.min(progress.tool_calls.len() - 1);
+                if let Some(arguments) = &call.function.arguments {
+                    progress.tool_arguments(index, arguments);
+                }
             }
             if let Some(reason) = choice.finish_reason {
                 progress.stop = Some(stop_reason(&reason));

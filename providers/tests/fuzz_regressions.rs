@@ -22,6 +22,7 @@ fn finished(text: &str, stop: Option<StopReason>) -> StreamReading {
     StreamReading {
         text: text.to_owned(),
         stop,
+        tool_calls: Vec::new(),
         end: StreamEnd::Finished,
     }
 }
@@ -122,6 +123,7 @@ async fn a_call_whose_stream_opens_with_a_byte_order_mark_answers() {
             CallOutcome::Answered {
                 text: "Hi".into(),
                 stop: StopReason::End,
+                tool_calls: vec![],
             },
             "{kind:?}"
         );

@@ -376,6 +376,7 @@ fn mismatches(kind: ProviderKind, expect: &Expect, outcome: &CallOutcome) -> Vec
             CallOutcome::Answered {
                 text: got,
                 stop: got_stop,
+                ..
             },
         ) => {
             if text != got {
@@ -508,7 +509,8 @@ async fn requests_have_each_wire_formats_shape() {
             outcome,
             CallOutcome::Answered {
                 text: "ok".into(),
-                stop: StopReason::End
+                stop: StopReason::End,
+                tool_calls: vec![],
             },
             "{kind:?}: an empty queue replies ok"
         );

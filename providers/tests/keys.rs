@@ -200,7 +200,7 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
                 }) = &outcome;
                 assert_eq!(pieces.concat(), *text, "{context}: streamed {pieces:?}");
                 match (&outcome, expected) {
-                    (CallOutcome::Answered { text, stop }, Echoed::Answer(expected)) => {
+                    (CallOutcome::Answered { text, stop, .. }, Echoed::Answer(expected)) => {
                         assert_eq!(text, expected, "{context}");
                         assert_eq!(*stop, StopReason::End, "{context}");
                     }

@@ -34,6 +34,7 @@ fn answered(text: &str, stop: StopReason) -> CallOutcome {
     CallOutcome::Answered {
         text: text.into(),
         stop,
+        tool_calls: vec![],
     }
 }
 

@@ -4,7 +4,8 @@ Run by server/tests/sdks.rs, which starts the server and a loopback mock
 provider and scripts the mock's answers in the order these scenarios call:
 for each SDK, a throttled call recovered by a retry (not streamed), an
 overloaded candidate skipped for the next (streamed), a stream cut after its
-first piece, an unknown model, a wrong key, and a client that gives up while
+first piece, a tool call (OpenAI whole, Anthropic streamed), an unknown model,
+a wrong key, and a client that gives up while
 its call waits. The SDKs' own retries are off: every recovery is Switchback's.
 Prints one JSON line per scenario; exits non-zero on the first surprise.
 """
@@ -61,6 +62,15 @@ def check_openai():
         expect("".join(pieces) == "Hel", pieces)
         report("openai", "stream_cut", error=type(error).__name__, text="".join(pieces))
 
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}}}}}]
+    answer = client.chat.completions.create(model="tools", messages=HELLO, tools=tools)
+    call = answer.choices[0].message.tool_calls[0]
+    expect(call.function.name == "read_file", answer)
+    expect(json.loads(call.function.arguments) == {"path": "a.rs"}, call)
+    expect(answer.choices[0].finish_reason == "tool_calls", answer)
+    report("openai", "tool_call", name=call.function.name, id=call.id)
+
     try:
         client.chat.completions.create(model="no-such-profile", messages=HELLO)
         expect(False, "an unknown model was answered")
@@ -109,6 +119,16 @@ def check_anthropic():
     except anthropic.APIError as error:
         expect("".join(pieces) == "Hel", pieces)
         report("anthropic", "stream_cut", error=type(error).__name__, text="".join(pieces))
+
+    tools = [{"name": "read_file", "input_schema": {
+        "type": "object", "properties": {"path": {"type": "string"}}}}]
+    with client.messages.stream(model="tools", max_tokens=64, messages=HELLO, tools=tools) as stream:
+        final = stream.get_final_message()
+    calls = [block for block in final.content if block.type == "tool_use"]
+    expect(len(calls) == 1 and calls[0].name == "read_file", final)
+    expect(calls[0].input == {"path": "a.rs"}, calls[0])
+    expect(final.stop_reason == "tool_use", final.stop_reason)
+    report("anthropic", "tool_call", name=calls[0].name, id=calls[0].id)
 
     try:
         client.messages.create(model="no-such-profile", max_tokens=64, messages=HELLO)

@@ -52,6 +52,9 @@ pub struct Profile {
     pub revision: Revision,
     /// The candidates, in the user's order.
     pub candidates: Vec<Candidate>,
+    /// How long a gateway call through it waits when its client does not say,
+    /// in seconds; `None`: the server's default.
+    pub gateway_deadline_s: Option<u32>,
     /// When it was created.
     pub created_at: Timestamp,
     /// When it last changed.
@@ -112,6 +115,8 @@ pub struct ProfileWrite {
     /// The candidates in order, and whether each one's id was sent by the
     /// client (it must then already belong to this profile).
     pub candidates: Vec<(Candidate, IdOrigin)>,
+    /// See [`Profile::gateway_deadline_s`].
+    pub gateway_deadline_s: Option<u32>,
     /// The time of the write.
     pub now: Timestamp,
 }
@@ -385,6 +390,9 @@ pub struct Turn {
     pub answer: Option<String>,
     /// Whether the answer stopped at its token budget.
     pub truncated: bool,
+    /// The tool calls the answer made (a gateway client's request that
+    /// offered tools), in order.
+    pub tool_calls: Vec<providers::ToolCall>,
     /// Who answered.
     pub producer: Option<Producer>,
     /// When it was asked.
@@ -536,6 +544,29 @@ impl std::fmt::Debug for AfterCommit {
     }
 }
 
+/// A turn's answer, as a commit writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletedTurn {
+    /// The turn's number.
+    pub number: u32,
+    /// The answer's text.
+    pub answer: String,
+    /// Whether it stopped at its token budget.
+    pub truncated: bool,
+    /// The tool calls it made.
+    pub tool_calls: Vec<providers::ToolCall>,
+    /// Who answered.
+    pub producer: Producer,
+}
+
+impl CompletedTurn {
+    /// The tool calls as stored: a JSON list, or nothing when there are none.
+    pub fn tool_calls_json(&self) -> Option<String> {
+        (!self.tool_calls.is_empty())
+            .then(|| serde_json::to_string(&self.tool_calls).expect("tool calls serialize"))
+    }
+}
+
 /// A committed transition: the new route, and what else changes with it, in one
 /// transaction guarded by the route's old generation.
 #[derive(Debug, Clone)]
@@ -547,7 +578,7 @@ pub struct RouteCommit {
     /// An attempt finished (only if it was not finished already).
     pub finish_attempt: Option<(AttemptId, AttemptEnd)>,
     /// The turn's answer.
-    pub complete_turn: Option<(u32, String, bool, Producer)>,
+    pub complete_turn: Option<CompletedTurn>,
     /// A new turn, asked now.
     pub new_turn: Option<Turn>,
     /// A change to the shared circuits.

@@ -4,17 +4,20 @@
 //! with a client key, on a loopback mock provider whose answers this test
 //! scripts in the order `scripts/gateway-sdks/check.py` calls: a throttle then
 //! an answer, an overloaded candidate skipped, a stream cut after its first
-//! piece, an unknown model, a wrong key, a client that gives up mid-wait.
+//! piece, a tool call, an unknown model, a wrong key, a client that gives up
+//! mid-wait.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use providers::mock::{MockProvider, MockResponse};
+use providers::mock::{MockEnd, MockProvider, MockResponse};
 use serde_json::{Value, json};
 
 use crate::common::{request_with, serve};
 
 const ADMIN: &str = "sdk-test-admin-token-0123456789";
+/// The variable that holds the (mock's) key of the Anthropic candidate.
+const MOCK_KEY_ENV: &str = "SWITCHBACK_SDK_TEST_API_KEY";
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -60,26 +63,38 @@ async fn scenarios(sdk: &str) {
     );
     let mock = MockProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(dir.path(), &[], &[("SWITCHBACK_ADMIN_TOKEN", ADMIN)]);
+    let server = serve(
+        dir.path(),
+        &[],
+        &[
+            ("SWITCHBACK_ADMIN_TOKEN", ADMIN),
+            (MOCK_KEY_ENV, "sk-ant-mock-key-for-the-sdk-test"),
+        ],
+    );
     let address = server.address().to_owned();
-    let provider = |name: &str| {
-        admin(
-            &address,
-            "POST",
-            "/api/providers",
-            &json!({"name": name, "kind": "openai_compatible", "base_url": mock.base_url()}),
-        )["id"]
+    let provider_of = |name: &str, kind: &str| {
+        let mut provider = json!({"name": name, "kind": kind, "base_url": mock.base_url()});
+        if kind == "anthropic" {
+            provider["api_key_env"] = json!(MOCK_KEY_ENV);
+        }
+        admin(&address, "POST", "/api/providers", &provider)["id"]
             .as_str()
             .unwrap()
             .to_owned()
     };
-    // A provider each, so that no circuit one opens holds another's calls.
+    let provider = |name: &str| provider_of(name, "openai_compatible");
+    // A provider each, so that no circuit one opens holds another's calls; tools
+    // go to a candidate of the SDK's own protocol.
     let (patient, over, good, cut) = (
         provider("patient"),
         provider("over"),
         provider("good"),
         provider("cut"),
     );
+    let tooling = match sdk {
+        "anthropic" => provider_of("tooling", "anthropic"),
+        _ => provider("tooling"),
+    };
     let mut profiles = Vec::new();
     for (name, candidates) in [
         ("patient", vec![(&patient, "m-patient", true)]),
@@ -91,6 +106,7 @@ async fn scenarios(sdk: &str) {
             "cut",
             vec![(&cut, "m-cut", false), (&good, "m-good", false)],
         ),
+        ("tools", vec![(&tooling, "m-tools", false)]),
     ] {
         let candidates: Vec<Value> = candidates
             .into_iter()
@@ -124,6 +140,7 @@ async fn scenarios(sdk: &str) {
             text_before: "Hel".to_owned(),
             event: r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}"#.to_owned(),
         },
+        tool_call(sdk),
         MockResponse::status(429, &[("retry-after", "30")], r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#),
     ] {
         mock.push(response);
@@ -157,13 +174,20 @@ async fn scenarios(sdk: &str) {
             "throttled_then_answered",
             "overloaded_skipped",
             "stream_cut",
+            "tool_call",
             "unknown_model",
             "wrong_key",
             "left_while_waiting"
         ],
         "{stdout}"
     );
-    assert_eq!(mock.hits(), 6, "each answer scripted was asked for once");
+    assert_eq!(mock.hits(), 7, "each answer scripted was asked for once");
+    assert!(
+        mock.requests()[5].body["tools"][0]
+            .to_string()
+            .contains("read_file"),
+        "the tools went to the candidate as sent"
+    );
 
     // Each call is a task: the cut one held, the one its client left stopped.
     let bearer = format!("Bearer {ADMIN}");
@@ -182,16 +206,87 @@ async fn scenarios(sdk: &str) {
         let tasks = tasks();
         (tasks[0]["route"]["state"] == "stopped").then_some(tasks)
     });
-    assert_eq!(stopped.len(), 4, "{stopped:?}");
+    assert_eq!(stopped.len(), 5, "{stopped:?}");
     assert!(stopped.iter().all(|task| task["kind"] == "gateway"));
     assert_eq!(stopped[0]["route"]["cause"], "cancelled_by_client");
-    assert_eq!(stopped[1]["profile_name"], "cut");
-    assert_eq!(stopped[1]["route"]["state"], "held");
-    assert_eq!(stopped[1]["route"]["cause"], "unsafe_effect");
-    assert_eq!(stopped[2]["route"]["state"], "completed");
+    assert_eq!(stopped[1]["profile_name"], "tools");
+    assert_eq!(stopped[1]["route"]["state"], "completed");
+    assert_eq!(stopped[2]["profile_name"], "cut");
+    assert_eq!(stopped[2]["route"]["state"], "held");
+    assert_eq!(stopped[2]["route"]["cause"], "unsafe_effect");
     assert_eq!(stopped[3]["route"]["state"], "completed");
+    assert_eq!(stopped[4]["route"]["state"], "completed");
     let answered = seen[0]["id"].as_str().unwrap();
-    assert_eq!(stopped[3]["id"], answered, "the answer's id is its task's");
+    assert_eq!(stopped[4]["id"], answered, "the answer's id is its task's");
+}
+
+/// A candidate's answer that calls `read_file` with `{"path": "a.rs"}`, streamed
+/// in the protocol of `sdk`'s own provider.
+fn tool_call(sdk: &str) -> MockResponse {
+    let chunks = match sdk {
+        "anthropic" => {
+            let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+            vec![
+                event(
+                    "message_start",
+                    json!({"type": "message_start", "message": {"id": "msg_1",
+                      "type": "message", "role": "assistant", "content": [], "model": "m-tools",
+                      "usage": {"input_tokens": 9, "output_tokens": 1}}}),
+                ),
+                event(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0,
+                      "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
+                ),
+                event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0,
+                      "delta": {"type": "input_json_delta", "partial_json": "{\"path\": "}}),
+                ),
+                event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0,
+                      "delta": {"type": "input_json_delta", "partial_json": "\"a.rs\"}"}}),
+                ),
+                event(
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": 0}),
+                ),
+                event(
+                    "message_delta",
+                    json!({"type": "message_delta",
+                      "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 12}}),
+                ),
+                event("message_stop", json!({"type": "message_stop"})),
+            ]
+        }
+        _ => {
+            let chunk = |delta: Value, finish: Value| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
+                        "model": "m-tools", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+                )
+            };
+            vec![
+                chunk(
+                    json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                      "function": {"name": "read_file", "arguments": ""}}]}),
+                    Value::Null,
+                ),
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"path\": \"a.rs\"}"}}]}),
+                    Value::Null,
+                ),
+                chunk(json!({}), json!("tool_calls")),
+                "data: [DONE]\n\n".to_owned(),
+            ]
+        }
+    };
+    MockResponse::Events {
+        chunks,
+        end: MockEnd::Finish,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -34,6 +34,8 @@ pub struct ProfileForm {
     pub revision: Option<Revision>,
     /// The profile name as typed.
     pub name: String,
+    /// The gateway deadline in seconds as typed; empty for the server's default.
+    pub gateway_deadline_s: String,
     /// The candidates in order.
     pub candidates: Vec<CandidateForm>,
     /// The next unused [`CandidateForm::key`].
@@ -264,6 +266,7 @@ impl ProfileForm {
             id: None,
             revision: None,
             name: String::new(),
+            gateway_deadline_s: String::new(),
             candidates: vec![CandidateForm::new(0, provider_id)],
             next_key: 1,
         }
@@ -281,6 +284,10 @@ impl ProfileForm {
             id: Some(view.id.clone()),
             revision: Some(view.revision),
             name: view.name.clone(),
+            gateway_deadline_s: view
+                .gateway_deadline_s
+                .map(|seconds| seconds.to_string())
+                .unwrap_or_default(),
             next_key: u32::try_from(candidates.len()).unwrap_or(u32::MAX),
             candidates,
         }
@@ -297,10 +304,20 @@ impl ProfileForm {
             .enumerate()
             .map(|(index, candidate)| candidate.request(&candidates_path.index(index), &mut errors))
             .collect();
+        // Empty is "the server's default"; anything else must be a number.
+        let deadline = self.gateway_deadline_s.trim();
+        let gateway_deadline_s = (!deadline.is_empty()).then(|| {
+            whole_number(
+                deadline,
+                &FieldPath::root().field("gateway_deadline_s"),
+                &mut errors,
+            )
+        });
         let request = ProfileRequest {
             name: self.name.clone(),
             revision: self.revision,
             candidates,
+            gateway_deadline_s,
         };
         (request, errors)
     }
@@ -388,6 +405,7 @@ impl ProfileForm {
             id: None,
             revision: None,
             name: String::new(),
+            gateway_deadline_s: String::new(),
             candidates: Vec::new(),
             next_key: 0,
         };
@@ -400,6 +418,7 @@ impl ProfileForm {
                 }
                 "revision" => form.revision = value.trim().parse().ok().map(Revision::new),
                 "name" => form.name.clone_from(value),
+                "gateway_deadline_s" => form.gateway_deadline_s.clone_from(value),
                 _ => {
                     if let Some((index, rest)) = split_candidate(name) {
                         // Bounded: a post cannot make the form grow without limit.
@@ -647,6 +666,20 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_gateway_deadline_is_the_servers_and_a_bad_one_is_its_fields_error() {
+        let mut form = valid_draft();
+        assert_eq!(form.request().0.gateway_deadline_s, None);
+        form.gateway_deadline_s = " 90 ".into();
+        let checked = form.to_request().check(ProfileRequest::check).unwrap();
+        assert_eq!(checked.gateway_deadline_s, Some(90));
+        for bad in ["1.5", "soon", "0", "7200"] {
+            form.gateway_deadline_s = bad.into();
+            let fields: Vec<String> = form.validate().into_iter().map(|e| e.field).collect();
+            assert_eq!(fields, ["gateway_deadline_s"], "{bad}");
+        }
+    }
+
+    #[test]
     fn structural_edits_keep_keys() {
         let mut form = valid_draft();
         form.apply(&EditOp::Add, &[provider()]);
@@ -685,6 +718,7 @@ mod tests {
         form.candidates[0].hard.retry_enabled = true;
         form.candidates[0].transient.reset_wait_enabled = false;
         form.candidates[0].transient.on_exhausted = "stop".into();
+        form.gateway_deadline_s = "600".into();
         let pairs = form_pairs(&form);
         assert_eq!(ProfileForm::from_pairs(&pairs), form);
     }
@@ -704,6 +738,10 @@ mod tests {
                 form.revision.map(|r| r.to_string()).unwrap_or_default(),
             ),
             ("name".to_owned(), form.name.clone()),
+            (
+                "gateway_deadline_s".to_owned(),
+                form.gateway_deadline_s.clone(),
+            ),
         ];
         for (position, candidate) in form.candidates.iter().enumerate() {
             let path = |field: &str| candidate_path(position, field);

@@ -10,7 +10,9 @@ use super::form::{EditOp, ProfileForm};
 use super::on_demand;
 use super::op_button::OpButton;
 use super::unsaved_guard::guard_unsaved_changes;
-use crate::components::{FieldErrors, FieldMessage, input_id, message_id, with_server_errors};
+use crate::components::{
+    FieldErrors, FieldMessage, NumberField, input_id, message_id, with_server_errors,
+};
 
 /// What the editor starts from: the form, the providers to choose from, the
 /// form's own errors, and the errors and notice of a save that was refused.
@@ -169,6 +171,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
     let keys = move || form.with(|form| form.candidates.iter().map(|c| c.key).collect::<Vec<_>>());
     let name = Signal::derive(move || form.with(|form| form.name.clone()));
     let name_invalid = move || context.error_for("name").is_some();
+    let deadline = Signal::derive(move || form.with(|form| form.gateway_deadline_s.clone()));
     let invalid_count = move || errors.with(Vec::len);
     let cannot_save = move || hydrated.get() && (invalid_count() > 0 || save.pending().get());
     // Errors no input shows (the candidate list itself, a conflict, ...).
@@ -269,6 +272,17 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
                 </For>
             </div>
             <OpButton label="Add candidate" class="add-candidate" op=EditOp::Add unavailable=false />
+            <NumberField
+                label="Gateway deadline (s)"
+                path="gateway_deadline_s"
+                value=deadline
+                on_input=Callback::new(move |value| form.update(|form| form.gateway_deadline_s = value))
+                min=1
+                max=u64::from(api::GATEWAY_DEADLINE_S_MAX)
+            />
+            <p class="hint">
+                "How long a call through the gateway may wait for its answer when its client does not say; empty for the server's 120."
+            </p>
         </form>
     }
     .into_any()

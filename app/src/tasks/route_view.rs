@@ -90,7 +90,14 @@ pub(crate) fn RouteViewer(
                                 <h3>"Turn " {turn.number}</h3>
                                 <p class="prompt">{turn.prompt.clone()}</p>
                                 <p class="producer">{producer}{truncated}</p>
-                                {turn.answer.clone().map(|answer| view! { <p class="answer">{answer}</p> })}
+                                {turn.answer.clone().filter(|answer| !answer.is_empty() || turn.tool_calls.is_empty()).map(|answer| view! { <p class="answer">{answer}</p> })}
+                                {(!turn.tool_calls.is_empty()).then(|| view! {
+                                    <ul class="tool-calls" aria-label="Tool calls">
+                                        {turn.tool_calls.iter().map(|call| view! {
+                                            <li>"Tool call " <code>{call.name.clone()}</code> " " <code class="arguments">{call.arguments.clone()}</code></li>
+                                        }).collect_view()}
+                                    </ul>
+                                })}
                             </article>
                         }
                     })

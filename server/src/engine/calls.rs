@@ -20,6 +20,8 @@ pub enum CallNews {
     /// The next piece of an attempt's answer (the attempt started at this
     /// generation), as the provider streamed it.
     Text(i64, String),
+    /// The next piece of a tool call in that attempt's answer.
+    Tool(i64, providers::ToolPiece),
     /// That attempt's provider answered completely, for this reason (its
     /// route's transition follows).
     Answered(i64, StopReason),

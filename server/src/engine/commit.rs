@@ -14,7 +14,7 @@ use policy::route::{RouteContext, RouteEffect, RouteEvent, RouteState, transitio
 use super::wake::Lane;
 use super::{Engine, EngineError, views};
 use crate::domain::{
-    AfterCommit, Attempt, AttemptEnd, CircuitChange, Producer, RouteCommit, RouteRecord, Task,
+    AfterCommit, Attempt, AttemptEnd, CircuitChange, CompletedTurn, RouteCommit, RouteRecord, Task,
     TaskDetail, Turn,
 };
 use crate::store::StoreError;
@@ -28,7 +28,7 @@ pub(super) struct Changes {
     pub(super) finish_attempt: Option<(AttemptId, AttemptEnd)>,
     /// The turn's answer: its number, text, whether it was cut at its token
     /// budget, and who produced it.
-    pub(super) complete_turn: Option<(u32, String, bool, Producer)>,
+    pub(super) complete_turn: Option<CompletedTurn>,
     /// A new turn's prompt (the turn's number is the one the transition gives).
     pub(super) new_turn: Option<String>,
     /// A change to the shared circuits.
@@ -138,6 +138,7 @@ impl Engine {
                 prompt,
                 answer: None,
                 truncated: false,
+                tool_calls: Vec::new(),
                 producer: None,
                 created_at: now,
                 completed_at: None,

@@ -478,4 +478,8 @@ impl providers::Observer for Tap {
     fn usage(&self, usage: providers::Usage) {
         self.tell(CallNews::Usage(self.generation, usage));
     }
+
+    fn tool(&self, piece: &providers::ToolPiece) {
+        self.tell(CallNews::Tool(self.generation, piece.clone()));
+    }
 }

@@ -13,8 +13,8 @@ use providers::{CallOutcome, StopReason};
 
 use super::commit::Changes;
 use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, Circuit, CircuitChange, CircuitKey, Producer, RouteRecord,
-    Task, Verdict,
+    Attempt, AttemptEnd, AttemptOutcome, Circuit, CircuitChange, CircuitKey, CompletedTurn,
+    Producer, RouteRecord, Task, Verdict,
 };
 
 /// A call's outcome, judged.
@@ -51,7 +51,11 @@ pub(super) fn judge(
         model: candidate.model.clone(),
     });
     match outcome {
-        CallOutcome::Answered { text, stop } => {
+        CallOutcome::Answered {
+            text,
+            stop,
+            tool_calls,
+        } => {
             let truncated = matches!(stop, StopReason::MaxTokens);
             // A gateway client set its own budget: its answer ends where it said.
             let escalation = (truncated && task.gateway.is_none())
@@ -80,16 +84,17 @@ pub(super) fn judge(
                         } else {
                             AttemptOutcome::Answered
                         }),
-                        complete_turn: Some((
-                            route.turn,
-                            text,
+                        complete_turn: Some(CompletedTurn {
+                            number: route.turn,
+                            answer: text,
                             truncated,
-                            Producer {
+                            tool_calls,
+                            producer: Producer {
                                 candidate_index: route.candidate,
                                 candidate_id: candidate.id.clone(),
                                 model: candidate.model.clone(),
                             },
-                        )),
+                        }),
                         circuit: close,
                         ..Changes::default()
                     },
@@ -389,6 +394,7 @@ mod tests {
         CallOutcome::Answered {
             text: "the answer".to_owned(),
             stop,
+            tool_calls: Vec::new(),
         }
     }
 
@@ -447,7 +453,7 @@ mod tests {
             turn: changes
                 .complete_turn
                 .as_ref()
-                .map(|(turn, _, truncated, _)| (*turn, *truncated)),
+                .map(|turn| (turn.number, turn.truncated)),
             circuit: changes.circuit.as_ref().map(|circuit| match circuit {
                 CircuitChange::Open { key, .. } if key.model.is_some() => "open model",
                 CircuitChange::Open { .. } => "open provider",

@@ -92,6 +92,15 @@ pub fn turn_view(turn: &Turn) -> TurnView {
         prompt: turn.prompt.clone(),
         answer: turn.answer.clone(),
         truncated: turn.truncated,
+        tool_calls: turn
+            .tool_calls
+            .iter()
+            .map(|call| api::ToolCallView {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect(),
         candidate_index: turn
             .producer
             .as_ref()

@@ -36,6 +36,7 @@ use providers::{ClientRequest, StopReason, Wire};
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
+use self::request::DEFAULT_DEADLINE_MS;
 use self::shapes::{Failure, Head};
 use crate::domain::{GatewayCall, Task, TaskWrite, Turn};
 use crate::engine::{CallNews, Engine, new_route, views};
@@ -324,9 +325,15 @@ async fn serve(
             None,
         );
     }
+    // The client's own deadline, else its profile's, else the server's.
+    let deadline_ms = call.deadline_ms.unwrap_or_else(|| {
+        profile
+            .gateway_deadline_s
+            .map_or(DEFAULT_DEADLINE_MS, |seconds| u64::from(seconds) * 1_000)
+    });
     let respond_by_ms = now
         .as_millis()
-        .saturating_add(i64::try_from(call.deadline_ms).unwrap_or(i64::MAX));
+        .saturating_add(i64::try_from(deadline_ms).unwrap_or(i64::MAX));
     let task = Task {
         id: TaskId::new(new_id()),
         profile_id: profile.id.clone(),
@@ -366,6 +373,7 @@ async fn serve(
             prompt: call.prompt.clone(),
             answer: None,
             truncated: false,
+            tool_calls: Vec::new(),
             producer: None,
             created_at: now,
             completed_at: None,
@@ -495,6 +503,8 @@ struct Seen {
     /// The current attempt's text so far, and whether it answered (and why it
     /// stopped), as this process streamed it.
     text: String,
+    /// The current attempt's tool calls so far.
+    tools: Vec<providers::ToolCall>,
     stop: Option<StopReason>,
     usage: Option<providers::Usage>,
     /// Time in provider calls, and in the route's waits (a retry's backoff, a
@@ -519,6 +529,7 @@ impl Seen {
                 self.attempt = Some(generation);
                 if !streaming {
                     self.text.clear();
+                    self.tools.clear();
                     self.stop = None;
                     self.usage = None;
                 }
@@ -615,6 +626,7 @@ async fn follow_call(
     let mut body: Option<mpsc::Sender<Bytes>> = None;
     let clock = following.services.clock.clone();
     // Read once first: a repeat may follow a call that already ended.
+    let mut writer = shapes::StreamWriter::new(wire, following.head.clone());
     let mut news = read_route(&following).await.map(CallNews::Route);
     loop {
         let news_now = match news.take() {
@@ -682,7 +694,10 @@ async fn follow_call(
         if !following.from_start
             && matches!(
                 news_now,
-                CallNews::Text(..) | CallNews::Answered(..) | CallNews::Usage(..)
+                CallNews::Text(..)
+                    | CallNews::Tool(..)
+                    | CallNews::Answered(..)
+                    | CallNews::Usage(..)
             )
         {
             continue;
@@ -694,24 +709,22 @@ async fn follow_call(
                 }
                 seen.text.push_str(&piece);
                 if following.stream {
-                    if let Some(opening) = opening.take() {
-                        let (sender, receiver) = mpsc::channel(64);
-                        let mut first = shapes::opening(wire, &following.head);
-                        first.push_str(&shapes::piece(wire, &following.head, &piece));
-                        let _ = sender.send(Bytes::from(first)).await;
-                        if opening
-                            .send(Opening::Stream(receiver, seen.headers(&id)))
-                            .is_err()
-                        {
-                            return ("client_left", seen.elsewhere);
-                        }
-                        body = Some(sender);
-                    } else if let Some(sender) = &body
-                        && sender
-                            .send(Bytes::from(shapes::piece(wire, &following.head, &piece)))
-                            .await
-                            .is_err()
-                    {
+                    let mut events = stream_begins(&mut writer, &opening);
+                    events.push_str(&writer.text(&piece));
+                    if !stream_out(&seen, &id, events, &mut opening, &mut body).await {
+                        return ("client_left", seen.elsewhere);
+                    }
+                }
+            }
+            CallNews::Tool(generation, piece) => {
+                if !seen.of_current_attempt(generation, body.is_some()) {
+                    continue;
+                }
+                collect_tool(&mut seen.tools, &piece);
+                if following.stream {
+                    let mut events = stream_begins(&mut writer, &opening);
+                    events.push_str(&writer.tool(&piece));
+                    if !stream_out(&seen, &id, events, &mut opening, &mut body).await {
                         return ("client_left", seen.elsewhere);
                     }
                 }
@@ -755,7 +768,14 @@ async fn follow_call(
                 match route.state {
                     RouteState::Completed => {
                         guard.armed = false;
-                        complete(&following, &mut seen, opening.take(), body.take()).await;
+                        complete(
+                            &following,
+                            &mut seen,
+                            &mut writer,
+                            opening.take(),
+                            body.take(),
+                        )
+                        .await;
                         return ("answered", seen.elsewhere);
                     }
                     RouteState::Stopped | RouteState::Held => {
@@ -790,10 +810,66 @@ async fn read_route(following: &Following) -> Option<Arc<RouteView>> {
     )))
 }
 
+/// The events that open a streamed answer, when it has not opened yet.
+fn stream_begins(
+    writer: &mut shapes::StreamWriter,
+    opening: &Option<oneshot::Sender<Opening>>,
+) -> String {
+    if opening.is_some() {
+        writer.opening()
+    } else {
+        String::new()
+    }
+}
+
+/// Send `events` of a streamed answer: the stream opens (its headers, then
+/// the events) with the first output. False when the client left.
+async fn stream_out(
+    seen: &Seen,
+    id: &TaskId,
+    events: String,
+    opening: &mut Option<oneshot::Sender<Opening>>,
+    body: &mut Option<mpsc::Sender<Bytes>>,
+) -> bool {
+    if let Some(opening) = opening.take() {
+        let (sender, receiver) = mpsc::channel(64);
+        let _ = sender.send(Bytes::from(events)).await;
+        if opening
+            .send(Opening::Stream(receiver, seen.headers(id)))
+            .is_err()
+        {
+            return false;
+        }
+        *body = Some(sender);
+        return true;
+    }
+    match body {
+        Some(sender) => sender.send(Bytes::from(events)).await.is_ok(),
+        None => true,
+    }
+}
+
+/// Add a piece of a tool call to the calls collected so far.
+fn collect_tool(tools: &mut Vec<providers::ToolCall>, piece: &providers::ToolPiece) {
+    match piece {
+        providers::ToolPiece::Begin { id, name, .. } => tools.push(providers::ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: String::new(),
+        }),
+        providers::ToolPiece::Arguments { index, json } => {
+            if let Some(call) = tools.get_mut(*index) {
+                call.arguments.push_str(json);
+            }
+        }
+    }
+}
+
 /// The call answered: the whole answer, or the stream's end.
 async fn complete(
     following: &Following,
     seen: &mut Seen,
+    writer: &mut shapes::StreamWriter,
     opening: Option<oneshot::Sender<Opening>>,
     body: Option<mpsc::Sender<Bytes>>,
 ) {
@@ -808,8 +884,11 @@ async fn complete(
                 seen.text = turn
                     .and_then(|turn| turn.answer.clone())
                     .unwrap_or_default();
+                seen.tools = turn.map(|turn| turn.tool_calls.clone()).unwrap_or_default();
                 seen.stop = Some(if turn.is_some_and(|turn| turn.truncated) {
                     StopReason::MaxTokens
+                } else if !seen.tools.is_empty() {
+                    StopReason::Other("tool_use".to_owned())
                 } else {
                     StopReason::End
                 });
@@ -824,9 +903,7 @@ async fn complete(
     match (opening, body) {
         (_, Some(body)) => {
             let _ = body
-                .send(Bytes::from(shapes::closing(
-                    wire,
-                    &following.head,
+                .send(Bytes::from(writer.closing(
                     &stop,
                     seen.usage,
                     following.usage_chunk(),
@@ -835,22 +912,26 @@ async fn complete(
         }
         (Some(opening), None) if following.stream => {
             let (sender, receiver) = mpsc::channel(4);
-            let mut events = shapes::opening(wire, &following.head);
+            let mut events = writer.opening();
             if !seen.text.is_empty() {
-                events.push_str(&shapes::piece(wire, &following.head, &seen.text));
+                events.push_str(&writer.text(&seen.text));
             }
-            events.push_str(&shapes::closing(
-                wire,
-                &following.head,
-                &stop,
-                seen.usage,
-                following.usage_chunk(),
-            ));
+            for (index, call) in seen.tools.iter().enumerate() {
+                events.push_str(&writer.tool_call(index, call));
+            }
+            events.push_str(&writer.closing(&stop, seen.usage, following.usage_chunk()));
             let _ = sender.send(Bytes::from(events)).await;
             let _ = opening.send(Opening::Stream(receiver, seen.headers(id)));
         }
         (Some(opening), None) => {
-            let answer = shapes::whole(wire, &following.head, &seen.text, &stop, seen.usage);
+            let answer = shapes::whole(
+                wire,
+                &following.head,
+                &seen.text,
+                &seen.tools,
+                &stop,
+                seen.usage,
+            );
             let mut response = axum::Json(answer).into_response();
             for (name, value) in seen.headers(id) {
                 response.headers_mut().insert(name, value);

@@ -27,8 +27,9 @@ pub struct Call {
     pub model: String,
     /// Whether it streams.
     pub stream: bool,
-    /// How long it waits, in milliseconds.
-    pub deadline_ms: u64,
+    /// How long it waits, in milliseconds, when its client says
+    /// ([`DEADLINE_HEADER`]); else its profile's or the server's default.
+    pub deadline_ms: Option<u64>,
     /// Its `Idempotency-Key`.
     pub idempotency_key: Option<String>,
     /// The last user message's text, as the task's turn shows it.
@@ -84,20 +85,22 @@ pub fn read(wire: Wire, headers: &HeaderMap, bytes: &[u8]) -> Result<Call, Failu
             "only one choice (`n`: 1) is answered".to_owned(),
         ));
     }
-    // A tool call in an answer cannot be carried back to the client yet: a
-    // request that offers tools is refused rather than answered without them.
-    for field in ["tools", "functions"] {
-        if body
-            .get(field)
-            .is_some_and(|tools| tools.as_array().is_none_or(|tools| !tools.is_empty()))
-        {
-            return Err(invalid(
-                field,
-                format!(
-                    "`{field}` are not supported yet: Switchback cannot carry a tool call back to the client"
-                ),
-            ));
-        }
+    // Tools pass through to candidates of the client's protocol, and their
+    // calls come back; OpenAI's older `functions` (and its `function_call`
+    // answers) are not read, so a request with them is refused rather than
+    // answered without them.
+    if body.get("tools").is_some_and(|tools| !tools.is_array()) {
+        return Err(invalid("tools", "`tools` must be a list".to_owned()));
+    }
+    if wire == Wire::OpenAi
+        && body
+            .get("functions")
+            .is_some_and(|functions| functions.as_array().is_none_or(|list| !list.is_empty()))
+    {
+        return Err(invalid(
+            "functions",
+            "`functions` is not supported: send the same functions as `tools`".to_owned(),
+        ));
     }
     let messages = match body.get("messages") {
         Some(Value::Array(messages)) if !messages.is_empty() => messages,
@@ -110,13 +113,13 @@ pub fn read(wire: Wire, headers: &HeaderMap, bytes: &[u8]) -> Result<Call, Failu
     };
     let prompt = last_user_text(messages);
     let deadline_ms = match headers.get(DEADLINE_HEADER) {
-        None => DEFAULT_DEADLINE_MS,
+        None => None,
         Some(value) => match value
             .to_str()
             .ok()
             .and_then(|text| text.trim().parse::<u64>().ok())
         {
-            Some(ms) if (1..=MAX_DEADLINE_MS).contains(&ms) => ms,
+            Some(ms) if (1..=MAX_DEADLINE_MS).contains(&ms) => Some(ms),
             _ => {
                 return Err(Failure::new(
                     400,
@@ -199,7 +202,7 @@ mod tests {
         .unwrap();
         assert_eq!(call.model, "fast");
         assert!(!call.stream);
-        assert_eq!(call.deadline_ms, DEFAULT_DEADLINE_MS);
+        assert_eq!(call.deadline_ms, None, "the profile's or the server's");
         assert_eq!(call.prompt, "Hi\nthere");
         assert!(!call.body.contains_key("max_tokens"), "null is not set");
     }
@@ -221,8 +224,12 @@ mod tests {
                 "n",
             ),
             (
-                json!({"model": "fast", "tools": [{"type": "function"}], "messages": [{"role": "user", "content": "x"}]}),
+                json!({"model": "fast", "tools": {"type": "function"}, "messages": [{"role": "user", "content": "x"}]}),
                 "tools",
+            ),
+            (
+                json!({"model": "fast", "functions": [{"name": "f"}], "messages": [{"role": "user", "content": "x"}]}),
+                "functions",
             ),
         ] {
             let refused = read_json(Wire::OpenAi, &body).unwrap_err();

@@ -4,7 +4,7 @@
 //! protocol's own shape (OpenAI's `{"error": {message, type, param, code}}`,
 //! Anthropic's `{"type": "error", "error": {type, message}}`).
 
-use providers::{StopReason, Usage, Wire};
+use providers::{StopReason, ToolCall, ToolPiece, Usage, Wire};
 use serde_json::{Value, json};
 
 /// A refusal or failure as the gateway answers it, before the protocol shapes it.
@@ -154,38 +154,67 @@ fn usage_of(wire: Wire, usage: Usage) -> Value {
     }
 }
 
-/// A whole answer, as a client that does not stream gets it; `usage` when the
-/// provider that answered counted it.
+/// A whole answer, as a client that does not stream gets it: its text and tool
+/// calls; `usage` when the provider that answered counted it.
 pub fn whole(
     wire: Wire,
     head: &Head,
     text: &str,
+    tool_calls: &[ToolCall],
     stop: &StopReason,
     usage: Option<Usage>,
 ) -> Value {
     let reason = stop_reason(wire, stop);
     let mut answer = match wire {
-        Wire::OpenAi => json!({
-            "id": head.id,
-            "object": "chat.completion",
-            "created": head.created_s,
-            "model": head.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": null},
-                "logprobs": null,
-                "finish_reason": reason,
-            }],
-        }),
-        Wire::Anthropic => json!({
-            "id": head.id,
-            "type": "message",
-            "role": "assistant",
-            "model": head.model,
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": reason,
-            "stop_sequence": null,
-        }),
+        Wire::OpenAi => {
+            // With tool calls and no text, OpenAI's content is null.
+            let content = if text.is_empty() && !tool_calls.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            };
+            let mut message = json!({"role": "assistant", "content": content, "refusal": null});
+            if !tool_calls.is_empty() {
+                message["tool_calls"] = tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({"id": call.id, "type": "function",
+                               "function": {"name": call.name, "arguments": call.arguments}})
+                    })
+                    .collect();
+            }
+            json!({
+                "id": head.id,
+                "object": "chat.completion",
+                "created": head.created_s,
+                "model": head.model,
+                "choices": [{
+                    "index": 0,
+                    "message": message,
+                    "logprobs": null,
+                    "finish_reason": reason,
+                }],
+            })
+        }
+        Wire::Anthropic => {
+            let mut content = Vec::new();
+            if !text.is_empty() || tool_calls.is_empty() {
+                content.push(json!({"type": "text", "text": text}));
+            }
+            for call in tool_calls {
+                content.push(json!({"type": "tool_use", "id": call.id, "name": call.name,
+                                    "input": tool_input(&call.arguments)}));
+            }
+            json!({
+                "id": head.id,
+                "type": "message",
+                "role": "assistant",
+                "model": head.model,
+                "content": content,
+                "stop_reason": reason,
+                "stop_sequence": null,
+            })
+        }
     };
     match (wire, usage) {
         (_, Some(usage)) => answer["usage"] = usage_of(wire, usage),
@@ -197,84 +226,210 @@ pub fn whole(
     answer
 }
 
-/// The events that open a streamed answer, before its first text.
-pub fn opening(wire: Wire, head: &Head) -> String {
-    match wire {
-        Wire::OpenAi => sse(
-            None,
-            &chunk(head, json!({"role": "assistant", "content": ""}), None),
-        ),
-        Wire::Anthropic => {
-            let mut events = sse(
-                Some("message_start"),
-                &json!({"type": "message_start", "message": {
-                    "id": head.id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": head.model,
-                    "content": [],
-                    "stop_reason": null,
-                    "stop_sequence": null,
-                    // The counts come with the answer's end (`message_delta`).
-                    "usage": usage_of(wire, Usage::default()),
-                }}),
-            );
-            events.push_str(&sse(
-                Some("content_block_start"),
-                &json!({"type": "content_block_start", "index": 0,
-                        "content_block": {"type": "text", "text": ""}}),
-            ));
-            events
-        }
+/// A tool call's arguments as Anthropic's `input`: the JSON object the model
+/// wrote, or an empty one when it wrote nothing (a tool without parameters).
+/// Arguments that are not JSON are passed on as their text.
+fn tool_input(arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        return json!({});
     }
+    serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments))
 }
 
-/// One piece of a streamed answer's text.
-pub fn piece(wire: Wire, head: &Head, text: &str) -> String {
-    match wire {
-        Wire::OpenAi => sse(None, &chunk(head, json!({"content": text}), None)),
-        Wire::Anthropic => sse(
-            Some("content_block_delta"),
-            &json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "text_delta", "text": text}}),
-        ),
-    }
-}
-
-/// The events that close a streamed answer that ended as `stop` says: with
-/// the tokens used when the provider counted them, and for an OpenAI client
-/// that asked (`stream_options.include_usage`), the usage chunk before `[DONE]`.
-pub fn closing(
+/// A streamed answer, written event by event in the client's protocol. For an
+/// Anthropic client it keeps the content blocks in order: the text block opens
+/// first, each tool call is a block of its own, and a block is stopped before
+/// the next starts.
+pub struct StreamWriter {
     wire: Wire,
-    head: &Head,
-    stop: &StopReason,
-    usage: Option<Usage>,
-    usage_chunk: bool,
-) -> String {
-    let reason = stop_reason(wire, stop);
-    match wire {
-        Wire::OpenAi => {
-            let mut events = sse(None, &chunk(head, json!({}), Some(&reason)));
-            if usage_chunk {
-                let mut last = chunk(head, json!({}), None);
-                last["choices"] = json!([]);
-                last["usage"] = usage.map_or(Value::Null, |usage| usage_of(wire, usage));
-                events.push_str(&sse(None, &last));
-            }
-            events.push_str("data: [DONE]\n\n");
-            events
+    head: Head,
+    /// Anthropic: the block open now, and whether it is text.
+    open: Option<(usize, bool)>,
+    /// Anthropic: the next block's index.
+    next_block: usize,
+    /// Anthropic: each tool call's block.
+    tool_blocks: Vec<usize>,
+}
+
+impl StreamWriter {
+    /// A writer of `wire`'s events for the answer `head` names.
+    pub fn new(wire: Wire, head: Head) -> Self {
+        Self {
+            wire,
+            head,
+            open: None,
+            next_block: 0,
+            tool_blocks: Vec::new(),
         }
-        Wire::Anthropic => {
-            let mut events = sse(
+    }
+
+    /// The events that open the answer, before its first text.
+    pub fn opening(&mut self) -> String {
+        let head = &self.head;
+        match self.wire {
+            Wire::OpenAi => sse(
+                None,
+                &chunk(head, json!({"role": "assistant", "content": ""}), None),
+            ),
+            Wire::Anthropic => {
+                let mut events = sse(
+                    Some("message_start"),
+                    &json!({"type": "message_start", "message": {
+                        "id": head.id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": head.model,
+                        "content": [],
+                        "stop_reason": null,
+                        "stop_sequence": null,
+                        // The counts come with the answer's end (`message_delta`).
+                        "usage": usage_of(self.wire, Usage::default()),
+                    }}),
+                );
+                events.push_str(&self.start_block(json!({"type": "text", "text": ""}), true));
+                events
+            }
+        }
+    }
+
+    /// One piece of the answer's text.
+    pub fn text(&mut self, text: &str) -> String {
+        match self.wire {
+            Wire::OpenAi => sse(None, &chunk(&self.head, json!({"content": text}), None)),
+            Wire::Anthropic => {
+                let mut events = String::new();
+                let index = match self.open {
+                    Some((index, true)) => index,
+                    // Text after a tool call: a text block of its own.
+                    _ => {
+                        events
+                            .push_str(&self.start_block(json!({"type": "text", "text": ""}), true));
+                        self.next_block - 1
+                    }
+                };
+                events.push_str(&sse(
+                    Some("content_block_delta"),
+                    &json!({"type": "content_block_delta", "index": index,
+                            "delta": {"type": "text_delta", "text": text}}),
+                ));
+                events
+            }
+        }
+    }
+
+    /// One piece of a tool call.
+    pub fn tool(&mut self, piece: &ToolPiece) -> String {
+        match (self.wire, piece) {
+            (Wire::OpenAi, ToolPiece::Begin { index, id, name }) => sse(
+                None,
+                &chunk(
+                    &self.head,
+                    json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                                           "function": {"name": name, "arguments": ""}}]}),
+                    None,
+                ),
+            ),
+            (Wire::OpenAi, ToolPiece::Arguments { index, json }) => sse(
+                None,
+                &chunk(
+                    &self.head,
+                    json!({"tool_calls": [{"index": index, "function": {"arguments": json}}]}),
+                    None,
+                ),
+            ),
+            (Wire::Anthropic, ToolPiece::Begin { id, name, .. }) => {
+                let block = self.next_block;
+                self.tool_blocks.push(block);
+                self.start_block(
+                    json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                    false,
+                )
+            }
+            (Wire::Anthropic, ToolPiece::Arguments { index, json }) => {
+                match self.tool_blocks.get(*index) {
+                    Some(block) => sse(
+                        Some("content_block_delta"),
+                        &json!({"type": "content_block_delta", "index": block,
+                                "delta": {"type": "input_json_delta", "partial_json": json}}),
+                    ),
+                    None => String::new(),
+                }
+            }
+        }
+    }
+
+    /// A whole tool call at once (an answer told after the fact).
+    pub fn tool_call(&mut self, index: usize, call: &ToolCall) -> String {
+        let mut events = self.tool(&ToolPiece::Begin {
+            index,
+            id: call.id.clone(),
+            name: call.name.clone(),
+        });
+        if !call.arguments.is_empty() {
+            events.push_str(&self.tool(&ToolPiece::Arguments {
+                index,
+                json: call.arguments.clone(),
+            }));
+        }
+        events
+    }
+
+    /// The events that close an answer that ended as `stop` says: with the
+    /// tokens used when the provider counted them, and for an OpenAI client that
+    /// asked (`stream_options.include_usage`), the usage chunk before `[DONE]`.
+    pub fn closing(
+        &mut self,
+        stop: &StopReason,
+        usage: Option<Usage>,
+        usage_chunk: bool,
+    ) -> String {
+        let wire = self.wire;
+        let reason = stop_reason(wire, stop);
+        match wire {
+            Wire::OpenAi => {
+                let mut events = sse(None, &chunk(&self.head, json!({}), Some(&reason)));
+                if usage_chunk {
+                    let mut last = chunk(&self.head, json!({}), None);
+                    last["choices"] = json!([]);
+                    last["usage"] = usage.map_or(Value::Null, |usage| usage_of(wire, usage));
+                    events.push_str(&sse(None, &last));
+                }
+                events.push_str("data: [DONE]\n\n");
+                events
+            }
+            Wire::Anthropic => {
+                let mut events = self.stop_block();
+                let mut delta = json!({"type": "message_delta",
+                                       "delta": {"stop_reason": reason, "stop_sequence": null}});
+                delta["usage"] = usage_of(wire, usage.unwrap_or_default());
+                events.push_str(&sse(Some("message_delta"), &delta));
+                events.push_str(&sse(Some("message_stop"), &json!({"type": "message_stop"})));
+                events
+            }
+        }
+    }
+
+    /// Anthropic: stop the open block, if one is, and start `block`.
+    fn start_block(&mut self, block: Value, text: bool) -> String {
+        let mut events = self.stop_block();
+        let index = self.next_block;
+        self.next_block += 1;
+        self.open = Some((index, text));
+        events.push_str(&sse(
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index, "content_block": block}),
+        ));
+        events
+    }
+
+    /// Anthropic: stop the open block, if one is.
+    fn stop_block(&mut self) -> String {
+        match self.open.take() {
+            Some((index, _)) => sse(
                 Some("content_block_stop"),
-                &json!({"type": "content_block_stop", "index": 0}),
-            );
-            let mut delta = json!({"type": "message_delta",
-                                   "delta": {"stop_reason": reason, "stop_sequence": null}});
-            delta["usage"] = usage_of(wire, usage.unwrap_or_default());
-            events.push_str(&sse(Some("message_delta"), &delta));
-            events.push_str(&sse(Some("message_stop"), &json!({"type": "message_stop"})));
-            events
+                &json!({"type": "content_block_stop", "index": index}),
+            ),
+            None => String::new(),
         }
     }
 }
@@ -307,13 +462,12 @@ mod tests {
     #[test]
     fn streams_read_back_as_the_protocols_readers_read_them() {
         for wire in [Wire::OpenAi, Wire::Anthropic] {
+            let mut writer = StreamWriter::new(wire, head());
             let events = [
-                opening(wire, &head()),
-                piece(wire, &head(), "Hel"),
-                piece(wire, &head(), "lo"),
-                closing(
-                    wire,
-                    &head(),
+                writer.opening(),
+                writer.text("Hel"),
+                writer.text("lo"),
+                writer.closing(
                     &StopReason::MaxTokens,
                     Some(Usage {
                         input_tokens: 3,
@@ -327,6 +481,85 @@ mod tests {
             assert_eq!(reading.text, "Hello", "{wire:?}");
             assert_eq!(reading.stop, Some(StopReason::MaxTokens), "{wire:?}");
         }
+    }
+
+    /// Tool calls stream in each protocol's own events and read back whole,
+    /// after the text, with the protocol's stop reason.
+    #[test]
+    fn tool_calls_stream_as_each_protocol_streams_them() {
+        let call = ToolCall {
+            id: "call_1".to_owned(),
+            name: "read_file".to_owned(),
+            arguments: r#"{"path":"a.rs"}"#.to_owned(),
+        };
+        for wire in [Wire::OpenAi, Wire::Anthropic] {
+            let mut writer = StreamWriter::new(wire, head());
+            let events = [
+                writer.opening(),
+                writer.text("Reading it."),
+                writer.tool(&ToolPiece::Begin {
+                    index: 0,
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                }),
+                writer.tool(&ToolPiece::Arguments {
+                    index: 0,
+                    json: r#"{"path":"#.to_owned(),
+                }),
+                writer.tool(&ToolPiece::Arguments {
+                    index: 0,
+                    json: r#""a.rs"}"#.to_owned(),
+                }),
+                writer.tool_call(
+                    1,
+                    &ToolCall {
+                        id: "call_2".into(),
+                        name: "ls".into(),
+                        arguments: String::new(),
+                    },
+                ),
+                writer.closing(&StopReason::Other("tool_use".to_owned()), None, false),
+            ]
+            .concat();
+            let reading = providers::read_stream_chunks(wire, [events.as_bytes()]);
+            assert_eq!(reading.end, providers::StreamEnd::Finished, "{wire:?}");
+            assert_eq!(reading.text, "Reading it.", "{wire:?}");
+            assert_eq!(reading.tool_calls[0], call, "{wire:?}");
+            assert_eq!(reading.tool_calls[1].name, "ls", "{wire:?}");
+            let reason = match wire {
+                Wire::OpenAi => "tool_calls",
+                Wire::Anthropic => "tool_use",
+            };
+            assert_eq!(
+                reading.stop,
+                Some(StopReason::Other(reason.to_owned())),
+                "{wire:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_whole_answer_carries_its_tool_calls() {
+        let calls = [ToolCall {
+            id: "toolu_1".to_owned(),
+            name: "get_weather".to_owned(),
+            arguments: r#"{"city": "Paris"}"#.to_owned(),
+        }];
+        let stop = StopReason::Other("tool_use".to_owned());
+        let anthropic = whole(Wire::Anthropic, &head(), "", &calls, &stop, None);
+        assert_eq!(
+            anthropic["content"],
+            json!([{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}])
+        );
+        assert_eq!(anthropic["stop_reason"], "tool_use");
+        let openai = whole(Wire::OpenAi, &head(), "", &calls, &stop, None);
+        let message = &openai["choices"][0]["message"];
+        assert_eq!(message["content"], Value::Null);
+        assert_eq!(
+            message["tool_calls"][0]["function"]["arguments"],
+            r#"{"city": "Paris"}"#
+        );
+        assert_eq!(openai["choices"][0]["finish_reason"], "tool_calls");
     }
 
     #[test]

@@ -71,6 +71,7 @@ impl Services {
             id,
             name: spec.name,
             candidates,
+            gateway_deadline_s: spec.gateway_deadline_s,
             now: self.clock.now(),
         }
     }

@@ -72,6 +72,7 @@ impl Services {
                 prompt: request.prompt,
                 answer: None,
                 truncated: false,
+                tool_calls: Vec::new(),
                 producer: None,
                 created_at: now,
                 completed_at: None,

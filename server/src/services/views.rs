@@ -44,6 +44,7 @@ pub(super) fn profile_view(profile: Profile) -> ProfileView {
         name: profile.name,
         revision: profile.revision,
         candidates: profile.candidates.into_iter().map(candidate_view).collect(),
+        gateway_deadline_s: profile.gateway_deadline_s,
         created_at: profile.created_at,
         updated_at: profile.updated_at,
     }

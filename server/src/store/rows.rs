@@ -473,6 +473,7 @@ pub(super) struct TurnRow {
     pub(super) model: Option<String>,
     pub(super) created_at_ms: i64,
     pub(super) completed_at_ms: Option<i64>,
+    pub(super) tool_calls_json: Option<String>,
 }
 
 impl TurnRow {
@@ -490,6 +491,10 @@ impl TurnRow {
             prompt: self.prompt,
             answer: self.answer,
             truncated: self.truncated,
+            tool_calls: match self.tool_calls_json {
+                Some(json) => serde_json::from_str(&json).map_err(corrupt("tool calls"))?,
+                None => Vec::new(),
+            },
             producer,
             created_at: Timestamp::from_millis(self.created_at_ms),
             completed_at: self.completed_at_ms.map(Timestamp::from_millis),
@@ -508,6 +513,7 @@ pub(super) type TurnTuple = (
     Option<String>,
     i64,
     Option<i64>,
+    Option<String>,
 );
 
 #[derive(FromRow)]
@@ -539,6 +545,7 @@ impl ProgressRow {
                         model: turn.6,
                         created_at_ms: turn.7,
                         completed_at_ms: turn.8,
+                        tool_calls_json: turn.9,
                     }
                     .into_domain()
                 })
@@ -734,6 +741,7 @@ pub(super) struct ProfileRow {
     pub(super) id: String,
     pub(super) name: String,
     pub(super) revision: i64,
+    pub(super) gateway_deadline_s: Option<i64>,
     pub(super) created_at_ms: i64,
     pub(super) updated_at_ms: i64,
 }
@@ -753,7 +761,7 @@ pub(super) struct CandidateRow {
 /// The columns of a [`ProfileRow`], for `concat!` (sqlx takes only literal SQL).
 macro_rules! profile_columns {
     () => {
-        "id, name, revision, created_at_ms, updated_at_ms"
+        "id, name, revision, gateway_deadline_s, created_at_ms, updated_at_ms"
     };
 }
 pub(crate) use profile_columns;
@@ -802,6 +810,9 @@ pub(super) fn profile_from_rows(
         id: ProfileId::new(row.id),
         name: row.name,
         revision: Revision::new(row.revision),
+        gateway_deadline_s: row
+            .gateway_deadline_s
+            .and_then(|seconds| u32::try_from(seconds).ok()),
         created_at: Timestamp::from_millis(row.created_at_ms),
         updated_at: Timestamp::from_millis(row.updated_at_ms),
     })

@@ -44,6 +44,7 @@ where
     for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> Option<String>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
     for<'q> bool: Encode<'q, DB> + Type<DB>,
     for<'r> ProviderRow: FromRow<'r, DB::Row>,
     for<'r> ProfileRow: FromRow<'r, DB::Row>,
@@ -309,13 +310,14 @@ where
     ) -> Result<Profile, StoreError> {
         Self::refuse_bad_profile(conn, write, &HashSet::new(), present).await?;
         sqlx::query::<DB>(
-            "INSERT INTO profiles (id, name, name_key, revision, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, 1, $4, $4)",
+            "INSERT INTO profiles (id, name, name_key, revision, created_at_ms, updated_at_ms, \
+             gateway_deadline_s) VALUES ($1, $2, $3, 1, $4, $4, $5)",
         )
         .bind(write.id.as_str())
         .bind(write.name.as_str())
         .bind(write.name.to_lowercase())
         .bind(write.now.as_millis())
+        .bind(write.gateway_deadline_s.map(i64::from))
         .execute(&mut *conn)
         .await
         .map_err(Revisioned::Profiles.name_race())?;
@@ -349,13 +351,16 @@ where
         }
         let known = Self::candidate_ids(conn, write.id.as_str()).await?;
         Self::refuse_bad_profile(conn, write, &known, present).await?;
-        sqlx::query::<DB>("UPDATE profiles SET name = $1, name_key = $2 WHERE id = $3")
-            .bind(write.name.as_str())
-            .bind(write.name.to_lowercase())
-            .bind(write.id.as_str())
-            .execute(&mut *conn)
-            .await
-            .map_err(table.name_race())?;
+        sqlx::query::<DB>(
+            "UPDATE profiles SET name = $1, name_key = $2, gateway_deadline_s = $3 WHERE id = $4",
+        )
+        .bind(write.name.as_str())
+        .bind(write.name.to_lowercase())
+        .bind(write.gateway_deadline_s.map(i64::from))
+        .bind(write.id.as_str())
+        .execute(&mut *conn)
+        .await
+        .map_err(table.name_race())?;
         Self::replace_candidates(conn, write).await?;
         Self::profile(conn, write.id.as_str()).await
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use providers::mock::{MockProvider, MockResponse};
+use providers::mock::{MockEnd, MockProvider, MockResponse};
 use providers::{StopReason, Wire, read_stream_chunks};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -369,12 +369,124 @@ async fn a_request_a_candidate_cannot_carry_skips_it_saying_why() {
         .task_json(header(&answer, "x-switchback-invocation"))
         .await;
     assert_eq!(task["attempts"].as_array().unwrap().len(), 1);
-    // Tools are refused before any candidate: their calls could not come back.
-    let body = json!({"model": "tools", "messages": [{"role": "user", "content": "Weather?"}],
-                      "tools": [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]});
-    let refused = api.gateway(Wire::OpenAi, body, &[]).await;
-    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
-    assert_eq!(refused.json()["error"]["param"], "tools");
+    // Tools: the simulated candidate is skipped, saying so; the real one gets
+    // them as sent, and its tool call comes back to the client whole.
+    let tools = json!([{"type": "function", "function": {"name": "weather",
+                        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]);
+    let body = json!({"model": "tools", "messages": [{"role": "user", "content": "Weather in Paris?"}],
+                      "tools": tools, "tool_choice": "auto"});
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-mock",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    mock.push(MockResponse::Events {
+        chunks: vec![
+            chunk(json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
+                  "id": "call_abc", "type": "function", "function": {"name": "weather", "arguments": ""}}]}), Value::Null),
+            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\":"}}]}), Value::Null),
+            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"Paris\"}"}}]}), Value::Null),
+            chunk(json!({}), json!("tool_calls")),
+            "data: [DONE]\n\n".to_owned(),
+        ],
+        end: MockEnd::Finish,
+    });
+    let answer = api.gateway(Wire::OpenAi, body, &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    let choice = &answer.json()["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(choice["message"]["content"], Value::Null);
+    assert_eq!(
+        choice["message"]["tool_calls"],
+        json!([{"id": "call_abc", "type": "function",
+                "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}])
+    );
+    let sent = mock.requests()[1].body.clone();
+    assert_eq!(
+        (&sent["tools"], &sent["tool_choice"]),
+        (&tools, &json!("auto"))
+    );
+    let task = api
+        .task_json(header(&answer, "x-switchback-invocation"))
+        .await;
+    let attempts = task["attempts"].as_array().unwrap();
+    assert_eq!(
+        attempts.len(),
+        1,
+        "the simulated candidate was not sent: {task}"
+    );
+    assert_eq!(
+        task["turns"][0]["tool_calls"][0]["name"], "weather",
+        "{task}"
+    );
+}
+
+/// A client that streams gets the candidate's text and tool call as its
+/// protocol streams them; the turn keeps the call, so a repeat of the request
+/// (the same `Idempotency-Key`, not streamed) answers it whole without a second
+/// provider call. (Anthropic's blocks: `shapes.rs`'s tests and the Anthropic SDK
+/// in `sdks.rs`.)
+#[tokio::test]
+async fn a_streamed_tool_call_reaches_the_client_and_its_repeat() {
+    let (api, mock) = one_candidate("gpt-mock").await;
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-mock",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    mock.push(MockResponse::Events {
+        chunks: vec![
+            chunk(json!({"role": "assistant", "content": "Let me look."}), Value::Null),
+            chunk(json!({"tool_calls": [{"index": 0, "id": "call_01", "type": "function",
+                  "function": {"name": "read_file", "arguments": ""}}]}), Value::Null),
+            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"path\": \"src/"}}]}), Value::Null),
+            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "main.rs\"}"}}]}), Value::Null),
+            chunk(json!({}), json!("tool_calls")),
+            "data: [DONE]\n\n".to_owned(),
+        ],
+        end: MockEnd::Finish,
+    });
+    let tools = json!([{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]);
+    let mut body = ask("fast", true);
+    body["tools"] = tools.clone();
+    let key = [("idempotency-key", "agent-1")];
+    let answer = api.gateway(Wire::OpenAi, body.clone(), &key).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    let reading = read_stream_chunks(Wire::OpenAi, [answer.text.as_bytes()]);
+    assert_eq!(
+        reading.end,
+        providers::StreamEnd::Finished,
+        "{}",
+        answer.text
+    );
+    assert_eq!(reading.text, "Let me look.");
+    let call = providers::ToolCall {
+        id: "call_01".into(),
+        name: "read_file".into(),
+        arguments: r#"{"path": "src/main.rs"}"#.into(),
+    };
+    assert_eq!(reading.tool_calls, std::slice::from_ref(&call));
+    assert_eq!(reading.stop, Some(StopReason::Other("tool_calls".into())));
+    assert_eq!(mock.requests()[0].body["tools"], tools);
+    let task = api
+        .task_json(header(&answer, "x-switchback-invocation"))
+        .await;
+    assert_eq!(task["turns"][0]["tool_calls"][0]["id"], "call_01", "{task}");
+    body["stream"] = json!(false);
+    let again = api.gateway(Wire::OpenAi, body, &key).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text);
+    let choice = &again.json()["choices"][0];
+    assert_eq!(choice["message"]["content"], "Let me look.");
+    assert_eq!(
+        choice["message"]["tool_calls"][0]["function"]["arguments"],
+        call.arguments
+    );
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(mock.hits(), 1);
 }
 
 #[tokio::test]
@@ -626,6 +738,38 @@ async fn a_wait_past_the_callers_deadline_is_not_taken() {
         .await;
     assert_eq!(task["route"]["state"], "stopped");
     assert_eq!(mock.hits(), 1, "no retry inside five seconds");
+}
+
+/// A profile's own deadline bounds its calls when the client names none: the
+/// 30 s reset is past a profile's 5 s, so it is not waited for.
+#[tokio::test]
+async fn a_profiles_deadline_bounds_a_call_that_names_none() {
+    let (api, mock) = patient().await;
+    let (_, profiles) = api.call(Method::GET, "/api/profiles", None).await;
+    let mut profile = profiles[0].clone();
+    let id = profile["id"].as_str().unwrap().to_owned();
+    for field in ["id", "created_at", "updated_at"] {
+        profile.as_object_mut().unwrap().remove(field);
+    }
+    profile["gateway_deadline_s"] = json!(5);
+    let (status, saved) = api
+        .call(Method::PUT, &format!("/api/profiles/{id}"), Some(profile))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{saved}");
+    assert_eq!(saved["gateway_deadline_s"], 5);
+    mock.push(MockResponse::status(
+        429,
+        &[("retry-after", "30")],
+        r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+    ));
+    let answer = api.gateway(Wire::OpenAi, ask("patient", false), &[]).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        answer.text
+    );
+    assert_eq!(mock.hits(), 1, "no wait past the profile's five seconds");
 }
 
 /// A repeated `Idempotency-Key` follows the first call: the same task and

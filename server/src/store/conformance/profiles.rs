@@ -25,6 +25,7 @@ pub async fn seed_profile(store: &dyn Store) -> Profile {
                 ),
                 (second, IdOrigin::New),
             ],
+            gateway_deadline_s: Some(300),
             now: at(2_000),
         })
         .await
@@ -36,6 +37,7 @@ pub async fn seed_profile(store: &dyn Store) -> Profile {
 pub async fn a_profile_keeps_its_candidates_as_written(store: &dyn Store) {
     let profile = seed_profile(store).await;
     assert_eq!(profile.revision, Revision::FIRST);
+    assert_eq!(profile.gateway_deadline_s, Some(300));
     let ids: Vec<&str> = profile.candidates.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["seed-c1", "seed-c2"]);
     assert!(!profile.candidates[1].enabled);
@@ -85,6 +87,7 @@ pub async fn profile_references_are_checked_and_a_refusal_writes_nothing(store: 
             (candidate("someone-elses", "seed-p", "m"), IdOrigin::Client),
             (candidate("b4", "no-such-provider", "m"), IdOrigin::New),
         ],
+        gateway_deadline_s: None,
         now: at(3_000),
     };
     assert_eq!(
@@ -109,6 +112,7 @@ pub async fn a_taken_profile_name_does_not_hide_other_errors(store: &dyn Store) 
         id: ProfileId::new("dup"),
         name: "seed".to_owned(),
         candidates: vec![(candidate("d1", "seed-p", "m"), IdOrigin::New)],
+        gateway_deadline_s: None,
         now: at(3_000),
     };
     assert_eq!(
@@ -119,6 +123,7 @@ pub async fn a_taken_profile_name_does_not_hide_other_errors(store: &dyn Store) 
         id: ProfileId::new("dup2"),
         name: "SEED".to_owned(),
         candidates: vec![(candidate("d2", "no-such-provider", "m"), IdOrigin::New)],
+        gateway_deadline_s: None,
         now: at(3_000),
     };
     assert_eq!(
@@ -144,6 +149,7 @@ async fn reordered(store: &dyn Store) -> (ProfileWrite, Profile) {
             (profile.candidates[0].clone(), IdOrigin::Client),
             (candidate("seed-c3", "seed-p", "model-gamma"), IdOrigin::New),
         ],
+        gateway_deadline_s: None,
         now: at(4_000),
     };
     let updated = store
@@ -158,6 +164,7 @@ pub async fn a_profile_update_reorders_keeps_ids_and_adds(store: &dyn Store) {
     let (_, updated) = reordered(store).await;
     assert_eq!(updated.revision, Revision::new(2));
     assert_eq!(updated.name, "Seed renamed");
+    assert_eq!(updated.gateway_deadline_s, None, "an update may clear it");
     let ids: Vec<&str> = updated.candidates.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["seed-c2", "seed-c1", "seed-c3"]);
     assert!(updated.candidates[0].enabled);
@@ -235,6 +242,7 @@ pub async fn concurrent_updates_exactly_one_wins(store: &(impl Store + Clone)) {
                 .cloned()
                 .map(|c| (c, IdOrigin::Client))
                 .collect(),
+            gateway_deadline_s: None,
             now: at(10_000 + writer),
         };
         writers.push(tokio::spawn(async move {

@@ -129,6 +129,7 @@ pub async fn a_provider_in_use_cannot_go_and_an_unused_one_can(store: &dyn Store
             id: uses.clone(),
             name: "Uses p1".to_owned(),
             candidates: vec![(candidate("u1", "p1", "m"), IdOrigin::New)],
+            gateway_deadline_s: None,
             now: at(1),
         })
         .await

@@ -8,8 +8,8 @@ use policy::route::{Route, RouteState};
 
 use super::{at, candidate, provider_write};
 use crate::domain::{
-    AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, IdOrigin,
-    Producer, ProfileWrite, RouteCommit, RouteRecord, Task, TaskWrite, Turn,
+    AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, CompletedTurn,
+    IdOrigin, Producer, ProfileWrite, RouteCommit, RouteRecord, Task, TaskWrite, Turn,
 };
 use crate::store::{Store, StoreError};
 
@@ -81,6 +81,7 @@ pub(super) async fn task(
                 candidate(&format!("{name}-c"), provider.id.as_str(), "m"),
                 IdOrigin::New,
             )],
+            gateway_deadline_s: None,
             now: at(2_000),
         })
         .await
@@ -102,6 +103,7 @@ pub(super) async fn task(
                 prompt: "hello".into(),
                 answer: None,
                 truncated: false,
+                tool_calls: Vec::new(),
                 producer: None,
                 created_at: at(3_000),
                 completed_at: None,
@@ -322,16 +324,21 @@ pub async fn a_finished_attempt_never_changes(store: &dyn Store) {
 pub async fn turns_are_answered_and_added_and_progress_agrees(store: &dyn Store) {
     let (_, first, _) = held(store).await;
     let mut answered = commit(route(&first.id, RouteState::Completed, 3));
-    answered.complete_turn = Some((
-        1,
-        "an \"answer\"\nover lines".into(),
-        true,
-        Producer {
+    answered.complete_turn = Some(CompletedTurn {
+        number: 1,
+        answer: "an \"answer\"\nover lines".into(),
+        truncated: true,
+        tool_calls: vec![providers::ToolCall {
+            id: "call_1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path": "ünï.rs"}"#.into(),
+        }],
+        producer: Producer {
             candidate_index: 0,
             candidate_id: first.candidates[0].id.clone(),
             model: "m".into(),
         },
-    ));
+    });
     store.commit(2, answered).await.unwrap();
     let mut asked = commit(route(&first.id, RouteState::Queued, 4));
     asked.new_turn = Some(Turn {
@@ -339,6 +346,7 @@ pub async fn turns_are_answered_and_added_and_progress_agrees(store: &dyn Store)
         prompt: "and then? ünïcödé".into(),
         answer: None,
         truncated: false,
+        tool_calls: Vec::new(),
         producer: None,
         created_at: at(13_000),
         completed_at: None,
@@ -350,6 +358,10 @@ pub async fn turns_are_answered_and_added_and_progress_agrees(store: &dyn Store)
     assert_eq!(
         detail.turns[0].answer.as_deref(),
         Some("an \"answer\"\nover lines")
+    );
+    assert_eq!(
+        detail.turns[0].tool_calls[0].arguments,
+        r#"{"path": "ünï.rs"}"#
     );
     assert_eq!(detail.turns[1].prompt, "and then? ünïcödé");
     let progress = store.get_progress(&first.id).await.unwrap();

@@ -256,24 +256,26 @@ impl PostgresStore {
                 .push_bind(id.as_str().to_owned())
                 .push(" AND finished_at_ms IS NULL AND EXISTS (SELECT 1 FROM updated))");
         }
-        if let Some((number, answer, truncated, producer)) = &commit.complete_turn {
+        if let Some(turn) = &commit.complete_turn {
             query
                 .push(", completed AS (UPDATE turns SET answer = ")
-                .push_bind(answer.clone())
+                .push_bind(turn.answer.clone())
                 .push(", truncated = ")
-                .push_bind(*truncated)
+                .push_bind(turn.truncated)
                 .push(", candidate_index = ")
-                .push_bind(i64::try_from(producer.candidate_index).unwrap_or(i64::MAX))
+                .push_bind(i64::try_from(turn.producer.candidate_index).unwrap_or(i64::MAX))
                 .push(", candidate_id = ")
-                .push_bind(producer.candidate_id.as_str().to_owned())
+                .push_bind(turn.producer.candidate_id.as_str().to_owned())
                 .push(", model = ")
-                .push_bind(producer.model.clone())
+                .push_bind(turn.producer.model.clone())
                 .push(", completed_at_ms = ")
                 .push_bind(now_ms)
+                .push(", tool_calls_json = ")
+                .push_bind(turn.tool_calls_json())
                 .push(" WHERE task_id = ")
                 .push_bind(task_id.to_owned())
                 .push(" AND number = ")
-                .push_bind(i64::from(*number))
+                .push_bind(i64::from(turn.number))
                 .push(" AND answer IS NULL AND EXISTS (SELECT 1 FROM updated))");
         }
         if let Some(turn) = &commit.new_turn {

@@ -112,7 +112,8 @@ async fn fetch_detail(conn: &mut PgConnection, id: &str) -> Result<TaskDetail, S
     .await?;
     let turns: Vec<TurnRow> = sqlx::query_as(
         "SELECT number, prompt, answer, truncated, candidate_index, candidate_id, model, \
-         created_at_ms, completed_at_ms FROM turns WHERE task_id = $1 ORDER BY number",
+         created_at_ms, completed_at_ms, tool_calls_json FROM turns WHERE task_id = $1 \
+         ORDER BY number",
     )
     .bind(id)
     .fetch_all(&mut *conn)
@@ -209,7 +210,7 @@ impl TaskStore for PostgresStore {
             route_columns!(),
             ", (SELECT COALESCE(json_agg(json_build_array(number, prompt, answer, \
              truncated::int, candidate_index, candidate_id, model, created_at_ms, \
-             completed_at_ms) ORDER BY number), '[]')::text FROM turns \
+             completed_at_ms, tool_calls_json) ORDER BY number), '[]')::text FROM turns \
              WHERE turns.task_id = routes.task_id) AS turns_json, \
              (SELECT COALESCE(json_agg(json_build_array(candidate_index, calls)), '[]')::text \
              FROM (SELECT candidate_index, COUNT(*) AS calls FROM attempts \

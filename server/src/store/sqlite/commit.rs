@@ -94,21 +94,23 @@ pub(super) fn commit(
     if let Some((id, end)) = &commit.finish_attempt {
         finish_attempt(connection, id.as_str(), end)?;
     }
-    if let Some((number, answer, truncated, producer)) = &commit.complete_turn {
+    if let Some(turn) = &commit.complete_turn {
         connection
             .prepare_cached(
                 "UPDATE turns SET answer = ?, truncated = ?, candidate_index = ?, candidate_id = ?, \
-                 model = ?, completed_at_ms = ? WHERE task_id = ? AND number = ? AND answer IS NULL",
+                 model = ?, completed_at_ms = ?, tool_calls_json = ? \
+                 WHERE task_id = ? AND number = ? AND answer IS NULL",
             )?
             .execute(params![
-                answer,
-                truncated,
-                i64::try_from(producer.candidate_index).unwrap_or(i64::MAX),
-                producer.candidate_id.as_str(),
-                producer.model,
+                turn.answer,
+                turn.truncated,
+                i64::try_from(turn.producer.candidate_index).unwrap_or(i64::MAX),
+                turn.producer.candidate_id.as_str(),
+                turn.producer.model,
                 now_ms,
+                turn.tool_calls_json(),
                 task_id,
-                i64::from(*number),
+                i64::from(turn.number),
             ])?;
     }
     if let Some(turn) = &commit.new_turn {

@@ -95,7 +95,8 @@ async fn fetch_detail(conn: &mut SqliteConnection, id: &str) -> Result<TaskDetai
 async fn fetch_turns(conn: &mut SqliteConnection, id: &str) -> Result<Vec<Turn>, StoreError> {
     let turns: Vec<TurnRow> = sqlx::query_as(
         "SELECT number, prompt, answer, truncated, candidate_index, candidate_id, model, \
-         created_at_ms, completed_at_ms FROM turns WHERE task_id = ? ORDER BY number",
+         created_at_ms, completed_at_ms, tool_calls_json FROM turns WHERE task_id = ? \
+         ORDER BY number",
     )
     .bind(id)
     .fetch_all(&mut *conn)
@@ -197,8 +198,8 @@ impl TaskStore for SqliteStore {
                     "SELECT ",
                     route_columns!(),
                     ", (SELECT json_group_array(json_array(number, prompt, answer, truncated, \
-                     candidate_index, candidate_id, model, created_at_ms, completed_at_ms) \
-                     ORDER BY number) FROM turns WHERE turns.task_id = routes.task_id) AS turns_json, \
+                     candidate_index, candidate_id, model, created_at_ms, completed_at_ms, \
+                     tool_calls_json) ORDER BY number) FROM turns WHERE turns.task_id = routes.task_id) AS turns_json, \
                      (SELECT json_group_array(json_array(candidate_index, calls)) \
                      FROM (SELECT candidate_index, COUNT(*) AS calls FROM attempts \
                      WHERE attempts.task_id = routes.task_id GROUP BY candidate_index)) AS calls_json \
