@@ -169,6 +169,20 @@ impl TestPage {
         Ok(())
     }
 
+    /// Sign in on the sign-in page the browser is on, with `token`.
+    pub async fn sign_in(&self, token: &str) -> anyhow::Result<()> {
+        use playwright_rs::protocol::AriaRole;
+        self.page
+            .get_by_role(AriaRole::Textbox, crate::named("Admin token"))
+            .fill(token, None)
+            .await?;
+        self.page
+            .get_by_role(AriaRole::Button, crate::named("Sign in"))
+            .click(None)
+            .await?;
+        Ok(())
+    }
+
     /// The Content-Security-Policy violations the page has reported so far
     /// (none can be seen with JavaScript off).
     pub async fn csp_violations(&self) -> anyhow::Result<Vec<String>> {

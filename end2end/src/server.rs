@@ -60,20 +60,12 @@ impl TestServer {
     /// `GET path` with `Authorization: Bearer {bearer}` (not the admin token):
     /// the status and the body, as a gateway client would see them.
     pub fn get_as(&self, path: &str, bearer: &str) -> anyhow::Result<(u16, String)> {
-        let address = self.base_url.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(address)?;
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAuthorization: Bearer {bearer}\r\n\r\n"
-        )?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response)?;
-        let status = response.get(9..12).unwrap_or("0").parse()?;
-        let body = response
-            .split_once("\r\n\r\n")
-            .map_or("", |(_, body)| body)
-            .to_owned();
-        Ok((status, body))
+        self.exchange(
+            "GET",
+            path,
+            &format!("Authorization: Bearer {bearer}\r\n"),
+            "",
+        )
     }
 
     /// Send JSON to the API and read the answer: for setting up what a test
@@ -84,17 +76,35 @@ impl TestServer {
         path: &str,
         body: &Value,
     ) -> anyhow::Result<(u16, Value)> {
-        let address = self.base_url.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(address)?;
-        let body = body.to_string();
-        let authorization = self
+        let mut headers = self
             .admin_token
             .as_ref()
             .map(|token| format!("Authorization: Bearer {token}\r\n"))
             .unwrap_or_default();
+        headers.push_str("Content-Type: application/json\r\n");
+        let (status, body) = self.exchange(method, path, &headers, &body.to_string())?;
+        let body = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&body)?
+        };
+        Ok((status, body))
+    }
+
+    /// One request on a connection of its own (`headers` each ending in CRLF):
+    /// the status and the body.
+    fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &str,
+        body: &str,
+    ) -> anyhow::Result<(u16, String)> {
+        let address = self.base_url.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address)?;
         write!(
             stream,
-            "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n{headers}Content-Length: {}\r\n\r\n{body}",
             body.len()
         )?;
         let mut response = String::new();
@@ -102,13 +112,8 @@ impl TestServer {
         let status = response.get(9..12).unwrap_or("0").parse()?;
         let body = response
             .split_once("\r\n\r\n")
-            .map(|(_, body)| body)
-            .unwrap_or("");
-        let body = if body.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(body)?
-        };
+            .map_or("", |(_, body)| body)
+            .to_owned();
         Ok((status, body))
     }
 }

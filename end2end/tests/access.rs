@@ -27,12 +27,7 @@ async fn a_visitor_signs_in_and_reaches_the_page_they_asked_for() -> anyhow::Res
     expect(page.get_by_role(AriaRole::Alert, None))
         .to_have_text("That is not this server's admin token.")
         .await?;
-    page.get_by_role(AriaRole::Textbox, named("Admin token"))
-        .fill(TOKEN, None)
-        .await?;
-    page.get_by_role(AriaRole::Button, named("Sign in"))
-        .click(None)
-        .await?;
+    page.sign_in(TOKEN).await?;
     expect(page.get_by_role(AriaRole::Heading, named("Dynamic profiles")))
         .to_be_visible()
         .await?;

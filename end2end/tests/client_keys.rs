@@ -28,12 +28,7 @@ async fn make_a_key_use_it_at_the_gateway_and_revoke_it() -> anyhow::Result<()> 
     let browser = Browser::launch().await?;
     let page = browser.page(Device::Pixel5, true).await?;
     page.goto(&server.url("/client-keys"), None).await?;
-    page.get_by_role(AriaRole::Textbox, named("Admin token"))
-        .fill(TOKEN, None)
-        .await?;
-    page.get_by_role(AriaRole::Button, named("Sign in"))
-        .click(None)
-        .await?;
+    page.sign_in(TOKEN).await?;
     expect(page.get_by_role(AriaRole::Heading, named("Client keys")))
         .to_be_visible()
         .await?;

@@ -325,21 +325,7 @@ async fn held_task(api: &super::Api) -> (String, i64) {
 #[tokio::test]
 async fn a_refused_task_form_comes_back_with_its_errors_and_starts_nothing() {
     let api = Api::new().await;
-    let (_, provider) = api
-        .call(
-            Method::POST,
-            "/api/providers",
-            Some(json!({"name": "Sim", "kind": "simulated"})),
-        )
-        .await;
-    let (status, _) = api
-        .call(
-            Method::POST,
-            "/api/profiles",
-            Some(json!({"name": "Kept", "candidates": [{"provider_id": provider["id"], "model": "m", "enabled": true, "max_tokens": 64}]})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
+    simulated_profile(&api, "Kept").await;
     let answer = api
         .post_form("/tasks", &[("profile_id", ""), ("prompt", "Keep me")])
         .await;
@@ -463,24 +449,7 @@ async fn an_action_form_is_fenced_by_its_generation_and_stop_asks_first() {
 #[tokio::test]
 async fn a_client_key_form_shows_its_key_once_and_revokes() {
     let api = Api::new().await;
-    let (_, provider) = api
-        .call(
-            Method::POST,
-            "/api/providers",
-            Some(json!({"name": "Sim", "kind": "simulated"})),
-        )
-        .await;
-    let (status, profile) = api
-        .call(
-            Method::POST,
-            "/api/profiles",
-            Some(
-                json!({"name": "Drafts", "candidates": [{"provider_id": provider["id"],
-                        "model": "m", "enabled": true, "max_tokens": 10}]}),
-            ),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{profile}");
+    let profile = simulated_profile(&api, "Drafts").await;
     let profile_id = profile["id"].as_str().unwrap();
 
     // Nothing chosen: the page again, 422, the error under the profiles.
@@ -537,6 +506,30 @@ async fn a_client_key_form_shows_its_key_once_and_revokes() {
     assert!(keys[0]["revoked_at"].is_string(), "{keys}");
     let shown = page(&api, "/client-keys").await;
     assert!(shown.contains("Revoked "), "{shown}");
+}
+
+/// A profile `name` of one candidate on a simulated provider, as the API
+/// answered it.
+async fn simulated_profile(api: &Api, name: &str) -> serde_json::Value {
+    let (_, provider) = api
+        .call(
+            Method::POST,
+            "/api/providers",
+            Some(json!({"name": format!("{name} provider"), "kind": "simulated"})),
+        )
+        .await;
+    let (status, profile) = api
+        .call(
+            Method::POST,
+            "/api/profiles",
+            Some(
+                json!({"name": name, "candidates": [{"provider_id": provider["id"],
+                        "model": "m", "enabled": true, "max_tokens": 64}]}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{profile}");
+    profile
 }
 
 /// A page as a browser gets it.

@@ -14,6 +14,15 @@ use tower::ServiceExt;
 
 use super::{Answer, Api, HOST};
 
+/// OpenAI's answer to a throttled request, saying to come back in 30 s.
+fn throttled_for_30s() -> MockResponse {
+    MockResponse::status(
+        429,
+        &[("retry-after", "30")],
+        r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+    )
+}
+
 /// A candidate's policy: no retries, no waits; skip to the next on any failure.
 fn skip_at_once() -> Value {
     let section = json!({"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
@@ -262,11 +271,7 @@ async fn when_every_candidate_is_limited_the_client_gets_429_with_retry_after() 
         .await;
     api.gateway_profile("fast", &[(&provider, "claude-mock")])
         .await;
-    mock.push(MockResponse::status(
-        429,
-        &[("retry-after", "30")],
-        r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
-    ));
+    mock.push(throttled_for_30s());
     let answer = api.gateway(Wire::Anthropic, ask("fast", false), &[]).await;
     assert_eq!(
         answer.status,
@@ -710,14 +715,7 @@ async fn client_keys_admit_callers_to_their_profiles_only() {
 async fn a_wait_past_the_callers_deadline_is_not_taken() {
     // The defaults: transient failures are retried and stated resets waited for.
     let (api, mock) = patient().await;
-    let throttled = || {
-        MockResponse::status(
-            429,
-            &[("retry-after", "30")],
-            r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
-        )
-    };
-    mock.push(throttled());
+    mock.push(throttled_for_30s());
     let answer = api
         .gateway(
             Wire::OpenAi,
@@ -757,11 +755,7 @@ async fn a_profiles_deadline_bounds_a_call_that_names_none() {
         .await;
     assert_eq!(status, StatusCode::OK, "{saved}");
     assert_eq!(saved["gateway_deadline_s"], 5);
-    mock.push(MockResponse::status(
-        429,
-        &[("retry-after", "30")],
-        r#"{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
-    ));
+    mock.push(throttled_for_30s());
     let answer = api.gateway(Wire::OpenAi, ask("patient", false), &[]).await;
     assert_eq!(
         answer.status,

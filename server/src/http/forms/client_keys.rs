@@ -4,7 +4,6 @@ use app::pages::{ClientKeySubmission, unplaced};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
-use leptos::prelude::provide_context;
 
 use super::{Pairs, pairs, render};
 use crate::error::status_of;
@@ -21,10 +20,7 @@ pub async fn new_client_key(
         Ok(pairs) => pairs,
         Err(refused) => return refused.into_response(),
     };
-    let mut request = ClientKeyRequest {
-        name: String::new(),
-        profile_ids: Vec::new(),
-    };
+    let mut request = empty_request();
     for (name, value) in pairs {
         match name.as_str() {
             "name" => request.name = value,
@@ -71,9 +67,7 @@ pub async fn new_client_key(
         Uri::from_static("/client-keys"),
         headers,
         status,
-        move || {
-            provide_context(submission.clone());
-        },
+        submission,
     )
     .await
 }
@@ -88,26 +82,21 @@ pub async fn revoke_client_key(
         Ok(_) => Redirect::to("/client-keys").into_response(),
         Err(error) => {
             let error = error.into_api_error();
-            let status = status_of(&error);
             let submission = ClientKeySubmission {
-                request: ClientKeyRequest {
-                    name: String::new(),
-                    profile_ids: Vec::new(),
-                },
+                request: empty_request(),
                 errors: Vec::new(),
                 notice: Some(error.to_string()),
                 created: None,
             };
-            render(
-                &state,
-                Uri::from_static("/client-keys"),
-                headers,
-                status,
-                move || {
-                    provide_context(submission.clone());
-                },
-            )
-            .await
+            let uri = Uri::from_static("/client-keys");
+            render(&state, uri, headers, status_of(&error), submission).await
         }
+    }
+}
+
+fn empty_request() -> ClientKeyRequest {
+    ClientKeyRequest {
+        name: String::new(),
+        profile_ids: Vec::new(),
     }
 }

@@ -34,21 +34,21 @@ fn pairs(form: Pairs) -> Result<Vec<(String, String)>, AppError> {
     form.map(|Form(pairs)| pairs).map_err(AppError::from)
 }
 
-/// Render the page at `uri` (as a GET would) with extra context, complete
-/// in one answer, with `status`.
+/// Render the page at `uri` (as a GET would) with `context` provided (what
+/// the form sent and why it was refused), complete in one answer, with `status`.
 async fn render(
     state: &AppState,
     uri: Uri,
     headers: HeaderMap,
     status: StatusCode,
-    context: impl Fn() + Clone + Send + Sync + 'static,
+    context: impl Clone + Send + Sync + 'static,
 ) -> Response {
     let options = state.leptos_options.clone();
     let backend: SharedBackend = Arc::new(state.services.clone());
     let render = leptos_axum::render_app_async_with_context(
         move || {
             provide_context(backend.clone());
-            context();
+            provide_context(context.clone());
         },
         move || app::shell(options.clone()),
     );

@@ -3,7 +3,6 @@ use app::editor::{EditOp, EditorData, EditorSubmission, ProfileForm, ProviderCho
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
-use leptos::prelude::provide_context;
 
 use super::{Pairs, pairs, render};
 use crate::error::status_of;
@@ -85,8 +84,5 @@ async fn render_editor(
     status: StatusCode,
 ) -> Response {
     let submission = EditorSubmission(data);
-    render(state, uri, headers, status, move || {
-        provide_context(submission.clone());
-    })
-    .await
+    render(state, uri, headers, status, submission).await
 }

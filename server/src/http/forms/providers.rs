@@ -3,7 +3,6 @@ use app::providers::{ProviderForm, ProviderSubmission};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
-use leptos::prelude::provide_context;
 
 use super::{Pairs, pairs, render};
 use crate::error::status_of;
@@ -59,8 +58,5 @@ async fn submit(
     };
     // Every provider form is on one page.
     let uri = Uri::from_static("/providers");
-    render(&state, uri, headers, status, move || {
-        provide_context(submission.clone());
-    })
-    .await
+    render(&state, uri, headers, status, submission).await
 }

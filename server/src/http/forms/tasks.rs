@@ -4,7 +4,6 @@ use app::pages::{ActionSubmission, TaskSubmission};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
-use leptos::prelude::provide_context;
 use policy::route::ManualAction;
 
 use super::{Pairs, pairs, render};
@@ -52,9 +51,7 @@ pub async fn new_task(State(state): State<AppState>, headers: HeaderMap, form: P
         Uri::from_static("/tasks"),
         headers,
         status,
-        move || {
-            provide_context(submission.clone());
-        },
+        submission,
     )
     .await
 }
@@ -160,10 +157,7 @@ pub async fn act(
         }
     };
     let (status, submission) = submission;
-    render(&state, uri, headers, status, move || {
-        provide_context(submission.clone());
-    })
-    .await
+    render(&state, uri, headers, status, submission).await
 }
 
 /// A refused action in words: a stale click says what the route is now; a
