@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::call::{CallOutcome, CallRequest, Observer, StopReason};
+use crate::call::{CallOutcome, CallRequest, Observer, StopReason, ToolPiece};
 use crate::config::ProviderConfig;
 use crate::key::{ApiKey, StreamScrubber, read_key};
 use crate::transport::{Phase, chain_text, transport_of};
@@ -96,6 +96,7 @@ async fn send_and_read(
         observer,
         scrubber: key.map(ApiKey::stream_scrubber),
         key,
+        tool: None,
         passed_on: 0,
     };
     let outcome = read_stream(
@@ -111,17 +112,22 @@ async fn send_and_read(
     outcome
 }
 
-/// The answer's text passed on to an observer as it streams, scrubbed of the key.
+/// The answer passed on to an observer as it streams, scrubbed of the key: its
+/// text, and its tool calls' arguments, each through a scrubber of its own, so a
+/// key split across pieces is caught. What a scrubber holds back is passed on
+/// before anything that follows it (the next tool call, text after a tool call).
 struct Streamed<'a> {
     observer: &'a dyn Observer,
     scrubber: Option<StreamScrubber<'a>>,
-    /// The key, scrubbed from tool calls piece by piece.
+    /// The key, scrubbed from tool calls.
     key: Option<&'a ApiKey>,
+    /// The tool call whose arguments stream now, and their scrubber.
+    tool: Option<(usize, StreamScrubber<'a>)>,
     /// How many bytes of the progress's text were passed on.
     passed_on: usize,
 }
 
-impl Streamed<'_> {
+impl<'a> Streamed<'a> {
     /// Pass on the tokens a complete answer used, if the provider said.
     fn usage(&self, usage: Option<crate::call::Usage>) {
         if let Some(usage) = usage {
@@ -135,6 +141,7 @@ impl Streamed<'_> {
             return;
         };
         self.passed_on = text.len();
+        self.end_tool();
         match &mut self.scrubber {
             Some(scrubber) => {
                 let scrubbed = scrubber.push(piece);
@@ -146,29 +153,61 @@ impl Streamed<'_> {
         }
     }
 
-    /// Pass on the pieces of tool calls read since the last event, scrubbed of
-    /// the key.
-    fn tools(&self, pieces: Vec<crate::call::ToolPiece>) {
-        use crate::call::ToolPiece;
+    /// Pass on the pieces of tool calls read since the last event.
+    fn tools(&mut self, pieces: Vec<ToolPiece>) {
         for piece in pieces {
-            let piece = match (self.key, piece) {
-                (None, piece) => piece,
-                (Some(key), ToolPiece::Begin { index, id, name }) => ToolPiece::Begin {
-                    index,
-                    id: key.scrub(&id),
-                    name: key.scrub(&name),
-                },
-                (Some(key), ToolPiece::Arguments { index, json }) => ToolPiece::Arguments {
-                    index,
-                    json: key.scrub(&json),
-                },
+            let Some(key) = self.key else {
+                self.observer.tool(&piece);
+                continue;
             };
-            self.observer.tool(&piece);
+            match piece {
+                ToolPiece::Begin { index, id, name } => {
+                    // The text before the call, and the call before it, end here.
+                    self.end_text(key);
+                    self.end_tool();
+                    self.tool = Some((index, key.stream_scrubber()));
+                    self.observer.tool(&ToolPiece::Begin {
+                        index,
+                        id: key.scrub(&id),
+                        name: key.scrub(&name),
+                    });
+                }
+                ToolPiece::Arguments { index, json } => {
+                    let json = match &mut self.tool {
+                        Some((current, scrubber)) if *current == index => scrubber.push(&json),
+                        _ => key.scrub(&json),
+                    };
+                    if !json.is_empty() {
+                        self.observer.tool(&ToolPiece::Arguments { index, json });
+                    }
+                }
+            }
         }
     }
 
-    /// Pass on what the scrubber held back, once the stream is over.
-    fn finish(self) {
+    /// Pass on what the text's scrubber held back, and scrub what follows afresh.
+    fn end_text(&mut self, key: &'a ApiKey) {
+        if let Some(scrubber) = self.scrubber.replace(key.stream_scrubber()) {
+            let rest = scrubber.finish();
+            if !rest.is_empty() {
+                self.observer.text(&rest);
+            }
+        }
+    }
+
+    /// Pass on what the current tool call's scrubber held back.
+    fn end_tool(&mut self) {
+        if let Some((index, scrubber)) = self.tool.take() {
+            let json = scrubber.finish();
+            if !json.is_empty() {
+                self.observer.tool(&ToolPiece::Arguments { index, json });
+            }
+        }
+    }
+
+    /// Pass on what the scrubbers held back, once the stream is over.
+    fn finish(mut self) {
+        self.end_tool();
         if let Some(scrubber) = self.scrubber {
             let rest = scrubber.finish();
             if !rest.is_empty() {

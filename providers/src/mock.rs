@@ -821,21 +821,36 @@ fn closing(format: Format, stop: MockStop) -> Vec<Bytes> {
     }
 }
 
-/// An [`Observer`](crate::Observer) that keeps every piece of text it is passed,
-/// for tests of what streams.
+/// An [`Observer`](crate::Observer) that keeps every piece of text and of tool
+/// calls it is passed, for tests of what streams.
 #[derive(Debug, Default)]
-pub struct Pieces(std::sync::Mutex<Vec<String>>);
+pub struct Pieces {
+    text: std::sync::Mutex<Vec<String>>,
+    tools: std::sync::Mutex<Vec<crate::ToolPiece>>,
+}
 
 impl Pieces {
-    /// Every piece so far, in order.
+    /// Every piece of text so far, in order.
     pub fn pieces(&self) -> Vec<String> {
-        self.0.lock().expect("not poisoned").clone()
+        self.text.lock().expect("not poisoned").clone()
+    }
+
+    /// Every piece of a tool call so far, in order.
+    pub fn tool_pieces(&self) -> Vec<crate::ToolPiece> {
+        self.tools.lock().expect("not poisoned").clone()
     }
 }
 
 impl crate::Observer for Pieces {
     fn text(&self, piece: &str) {
-        self.0.lock().expect("not poisoned").push(piece.to_owned());
+        self.text
+            .lock()
+            .expect("not poisoned")
+            .push(piece.to_owned());
+    }
+
+    fn tool(&self, piece: &crate::ToolPiece) {
+        self.tools.lock().expect("not poisoned").push(piece.clone());
     }
 }
 

@@ -556,7 +556,8 @@ mod openai {
     #[serde(default)]
     struct Delta {
         content: Option<String>,
-        tool_calls: Vec<ToolCallDelta>,
+        // Some compatible servers send `null` for "none".
+        tool_calls: Option<Vec<ToolCallDelta>>,
     }
 
     /// A piece of a tool call: the first of an index names it, the rest carry
@@ -564,9 +565,9 @@ mod openai {
     #[derive(Debug, Default, Deserialize)]
     #[serde(default)]
     struct ToolCallDelta {
-        index: usize,
+        index: Option<usize>,
         id: Option<String>,
-        function: FunctionDelta,
+        function: Option<FunctionDelta>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -598,16 +599,27 @@ mod openai {
             if let Some(content) = choice.delta.content {
                 progress.text.push_str(&content);
             }
-            for call in choice.delta.tool_calls {
-                // A new index begins a call (its order is the index's).
-                if call.index >= progress.tool_calls.len() {
+            for call in choice.delta.tool_calls.unwrap_or_default() {
+                let function = call.function.unwrap_or_default();
+                let id = call.id.filter(|id| !id.is_empty());
+                // A call begins at a new index; from a server that numbers none,
+                // with a new id.
+                let begins = match (call.index, &id) {
+                    (Some(index), _) => index >= progress.tool_calls.len(),
+                    (None, Some(id)) => {
+                        progress.tool_calls.last().is_none_or(|last| &last.id != id)
+                    }
+                    (None, None) => progress.tool_calls.is_empty(),
+                };
+                if begins {
                     progress.begin_tool(
-                        call.id.as_deref().unwrap_or_default(),
-                        call.function.name.as_deref().unwrap_or_default(),
+                        id.as_deref().unwrap_or_default(),
+                        function.name.as_deref().unwrap_or_default(),
                     );
                 }
-                let index = call.index.min(progress.tool_calls.len() - 1);
-                if let Some(arguments) = &call.function.arguments {
+                let last = progress.tool_calls.len() - 1;
+                let index = call.index.map_or(last, |index| index.min(last));
+                if let Some(arguments) = &function.arguments {
                     progress.tool_arguments(index, arguments);
                 }
             }
@@ -811,6 +823,56 @@ mod tests {
             assert_eq!(progress.text, row.text, "{context}");
             assert_eq!(progress.stop, row.stop, "{context}");
         }
+    }
+
+    /// Tool calls as each protocol streams them: Anthropic's `tool_use` blocks by
+    /// their index, OpenAI's `delta.tool_calls` by theirs (or, from a server that
+    /// numbers none, by a new id); `"tool_calls": null` is none, not a failure.
+    #[test]
+    fn tool_calls_are_read_from_either_protocol() {
+        let mut progress = Progress::default();
+        for (name, data) in [
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"dir\":"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"src\"}"}}"#,
+            ),
+        ] {
+            assert_eq!(
+                Wire::Anthropic.read_event(&event(name, data), &mut progress),
+                EventMeaning::Continue
+            );
+        }
+        assert_eq!(progress.tool_calls[0].arguments, r#"{"dir":"src"}"#);
+        assert_eq!(progress.take_tool_pieces().len(), 3);
+        let mut progress = Progress::default();
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi","tool_calls":null}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"a","function":{"name":"ls","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"b","function":{"name":"cat","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{\"f\":1}"}}]}}]}"#,
+        ] {
+            assert_eq!(
+                Wire::OpenAi.read_event(&event("message", data), &mut progress),
+                EventMeaning::Continue,
+                "{data}"
+            );
+        }
+        assert_eq!(progress.text, "Hi");
+        let calls: Vec<(&str, &str)> = progress
+            .tool_calls
+            .iter()
+            .map(|call| (call.name.as_str(), call.arguments.as_str()))
+            .collect();
+        assert_eq!(calls, [("ls", "{}"), ("cat", r#"{"f":1}"#)]);
+        assert!(progress.output().ends_with(r#"[tool call cat {"f":1}]"#));
     }
 
     /// The tokens used, as each protocol says them: Anthropic's request count in

@@ -14,6 +14,7 @@ use policy::ProviderKind;
 use providers::mock::{MockProvider, MockResponse, MockStop, Pieces, ReceivedAuth};
 use providers::{
     Adapter, CallOutcome, CallRequest, MAX_ERROR_BODY_BYTES, Message, ProviderConfig, StopReason,
+    ToolPiece,
 };
 
 const ANTHROPIC_KEY: &str = "sk-ant-test-key-0123456789abcdef";
@@ -224,7 +225,86 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
                 }
             }
         }
+
+        // A tool call whose arguments quote the key, split across three
+        // pieces: no piece passed on holds it, and they join into the
+        // arguments the outcome holds, the key redacted.
+        for (kind, variable, key) in [
+            (ProviderKind::Anthropic, "SWITCHBACK_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY),
+            (ProviderKind::Openai, "SWITCHBACK_TEST_OPENAI_KEY", OPENAI_KEY),
+        ] {
+            let arguments = format!(r#"{{"token": "{key}"}}"#);
+            let (first, rest) = arguments.split_at(20);
+            let (second, third) = rest.split_at(10);
+            let mock = MockProvider::start().await;
+            mock.push(tool_call_events(kind, [first, second, third]));
+            let config = ProviderConfig {
+                api_key_env: Some(variable.to_owned()),
+                ..mock.config(kind)
+            };
+            let streamed = Pieces::default();
+            let outcome = Adapter::new(config, providers::http_client())
+                .call_observed(&request(), &streamed)
+                .await;
+            let pieces = streamed.tool_pieces();
+            let shown = format!("{outcome:?} {pieces:?}");
+            for piece in [key, &key[key.len() - 12..], &key[..12]] {
+                assert!(!shown.contains(piece), "{kind:?}: {piece} shows in {shown}");
+            }
+            let joined: String = pieces
+                .iter()
+                .filter_map(|piece| match piece {
+                    ToolPiece::Arguments { json, .. } => Some(json.as_str()),
+                    ToolPiece::Begin { .. } => None,
+                })
+                .collect();
+            assert_eq!(joined, r#"{"token": "[redacted]"}"#, "{kind:?}: {pieces:?}");
+            let CallOutcome::Answered { tool_calls, .. } = &outcome else {
+                panic!("{kind:?}: {outcome:?}");
+            };
+            assert_eq!(tool_calls[0].arguments, joined, "{kind:?}");
+        }
     });
+}
+
+/// A streamed answer of one tool call whose arguments come in `pieces`, in
+/// `kind`'s protocol.
+fn tool_call_events(kind: ProviderKind, pieces: [&str; 3]) -> MockResponse {
+    let quoted = |text: &str| serde_json::to_string(text).unwrap();
+    let chunks = match kind {
+        ProviderKind::Anthropic => {
+            let mut chunks = vec![
+                "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"login\",\"input\":{}}}\n\n".to_owned(),
+            ];
+            for piece in pieces {
+                chunks.push(format!(
+                    "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{}}}}}\n\n",
+                    quoted(piece)
+                ));
+            }
+            chunks.push("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n".to_owned());
+            chunks.push("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n".to_owned());
+            chunks
+        }
+        _ => {
+            let mut chunks = vec![
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"login\",\"arguments\":\"\"}}]}}]}\n\n".to_owned(),
+            ];
+            for piece in pieces {
+                chunks.push(format!(
+                    "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":{}}}}}]}}}}]}}\n\n",
+                    quoted(piece)
+                ));
+            }
+            chunks.push("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n".to_owned());
+            chunks.push("data: [DONE]\n\n".to_owned());
+            chunks
+        }
+    };
+    MockResponse::Events {
+        chunks,
+        end: providers::mock::MockEnd::Finish,
+    }
 }
 
 /// What a call to an echoing provider comes back with, the key scrubbed.

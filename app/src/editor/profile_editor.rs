@@ -281,7 +281,7 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
                 max=u64::from(api::GATEWAY_DEADLINE_S_MAX)
             />
             <p class="hint">
-                "How long a call through the gateway may wait for its answer when its client does not say; empty for the server's 120."
+                "How long a call through the gateway may wait for its answer when its client does not say; empty for the server's 120 s."
             </p>
         </form>
     }

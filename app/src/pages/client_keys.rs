@@ -4,6 +4,7 @@ use api::{
 };
 use leptos::prelude::*;
 use leptos_meta::Title;
+use serde::{Deserialize, Serialize};
 
 use crate::components::{ErrorNotice, FieldErrors, FieldMessage, input_id, with_server_errors};
 use crate::server_fns::{
@@ -12,7 +13,7 @@ use crate::server_fns::{
 
 /// Provided by the server when it renders this page in answer to a plain form
 /// post: what was sent and why it was refused, or the key it made.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientKeySubmission {
     /// What was sent.
     pub request: ClientKeyRequest,
@@ -28,11 +29,19 @@ pub struct ClientKeySubmission {
 /// key is shown once), or revoke one.
 #[component]
 pub fn ClientKeysPage() -> impl IntoView {
-    // Only on the server, answering a plain form post.
+    // Only on the server, answering a plain form post; it reaches the browser
+    // inside the resource, so both render the same page.
     let submission = use_context::<ClientKeySubmission>();
-    let data = Resource::new(|| (), |_| list_client_keys());
-    // The key just made, shown until the page is left: nothing can show it again.
-    let created = RwSignal::new(submission.as_ref().and_then(|sent| sent.created.clone()));
+    let data = Resource::new(
+        || (),
+        move |_| {
+            let submission = submission.clone();
+            async move { Ok::<_, ApiError>((list_client_keys().await?, submission)) }
+        },
+    );
+    // A key made on this page, shown until the page is left: nothing can show
+    // it again.
+    let created = RwSignal::new(None::<ClientKeyCreated>);
     let on_created = Callback::new(move |made: ClientKeyCreated| {
         created.set(Some(made));
         data.refetch();
@@ -44,16 +53,20 @@ pub fn ClientKeysPage() -> impl IntoView {
         <p class="lede">
             "A client key lets a program that speaks OpenAI's or Anthropic's protocol call Switchback's gateway, with a profile's name as its model, and only the profiles chosen for the key. Switchback keeps only a digest of each key: a key is shown once, when it is made."
         </p>
-        {move || created.get().map(|made| view! { <NewKey made /> })}
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || {
-                let submission = submission.clone();
                 data.get()
                     .map(move |result| match result {
-                        Ok(ClientKeysData { keys, profiles }) => {
-                            // A refused post comes back with what was sent.
-                            let sent = submission.filter(|sent| sent.created.is_none());
+                        Ok((ClientKeysData { keys, profiles }, submission)) => {
+                            // A plain post comes back with the key it made, or
+                            // with what was sent and why it was refused.
+                            let (posted, sent) = match submission {
+                                Some(sent) if sent.created.is_some() => (sent.created, None),
+                                sent => (None, sent),
+                            };
+                            let made = created.get().or(posted);
                             view! {
+                                {made.map(|made| view! { <NewKey made /> })}
                                 <Show when={
                                     let empty = keys.is_empty();
                                     move || empty
@@ -90,9 +103,9 @@ fn NewKey(made: ClientKeyCreated) -> impl IntoView {
     let openai = format!("openai.OpenAI(base_url=\"http://HOST/v1\", api_key=\"{key}\")");
     let anthropic = format!("anthropic.Anthropic(base_url=\"http://HOST\", api_key=\"{key}\")");
     view! {
-        <section class="card new-key" role="status" aria-labelledby="new-key">
+        <section class="card new-key" aria-labelledby="new-key">
             <h2 id="new-key">"The key for " {made.client_key.name}</h2>
-            <p>"Copy it now: it is not shown again."</p>
+            <p role="status">"Key made. Copy it now: it is not shown again."</p>
             <p><code class="secret" data-testid="new-key">{key}</code></p>
             <p>"A client takes it with this server's address (HOST) as its base URL, followed by /v1 for OpenAI's clients:"</p>
             <p class="setup"><code>{openai}</code></p>
@@ -244,12 +257,19 @@ fn KeyForm(
                     value=move || form.with(|form| form.name.clone())
                     prop:value=move || form.with(|form| form.name.clone())
                     aria-invalid=move || invalid("name")().then_some("true")
+                    aria-describedby=move || described("key-name-hint", "name", invalid("name")())
                     on:input=move |ev| form.update(|form| form.name = event_target_value(&ev))
                 />
-                <p class="hint">"Who or what uses it, such as \"aider on the laptop\"."</p>
+                <p class="hint" id="key-name-hint">"Who or what uses it, such as \"aider on the laptop\"."</p>
                 <FieldMessage path="name" />
             </div>
-            <div class="field" role="group" aria-labelledby="key-profiles">
+            <div
+                class="field"
+                role="group"
+                aria-labelledby="key-profiles"
+                aria-invalid=move || invalid("profile_ids")().then_some("true")
+                aria-describedby=move || invalid("profile_ids")().then_some("key-f-profile_ids-error")
+            >
                 <p class="label" id="key-profiles">"Profiles it may use"</p>
                 <Show when=move || no_profiles>
                     <p class="empty">"No profiles yet: make one first."</p>
@@ -300,6 +320,15 @@ pub fn unplaced(errors: &[FieldError]) -> Option<String> {
         .map(|error| format!("{}: {}", error.field, error.message))
         .collect();
     (!messages.is_empty()).then(|| messages.join("; "))
+}
+
+/// The ids that describe a field: its hint, and its error while it has one.
+fn described(hint: &str, field: &str, invalid: bool) -> String {
+    if invalid {
+        format!("{hint} key-{}", crate::components::message_id(field))
+    } else {
+        hint.to_owned()
+    }
 }
 
 /// A request with no name and no profiles: the form's start.

@@ -237,9 +237,10 @@ fn tool_input(arguments: &str) -> Value {
 }
 
 /// A streamed answer, written event by event in the client's protocol. For an
-/// Anthropic client it keeps the content blocks in order: the text block opens
-/// first, each tool call is a block of its own, and a block is stopped before
-/// the next starts.
+/// Anthropic client it keeps the content blocks in order, as Anthropic does: a
+/// text block opens with the first text, each tool call is a block of its own,
+/// a block is stopped before the next starts, and an answer with nothing in it
+/// still has its (empty) text block.
 pub struct StreamWriter {
     wire: Wire,
     head: Head,
@@ -271,24 +272,20 @@ impl StreamWriter {
                 None,
                 &chunk(head, json!({"role": "assistant", "content": ""}), None),
             ),
-            Wire::Anthropic => {
-                let mut events = sse(
-                    Some("message_start"),
-                    &json!({"type": "message_start", "message": {
-                        "id": head.id,
-                        "type": "message",
-                        "role": "assistant",
-                        "model": head.model,
-                        "content": [],
-                        "stop_reason": null,
-                        "stop_sequence": null,
-                        // The counts come with the answer's end (`message_delta`).
-                        "usage": usage_of(self.wire, Usage::default()),
-                    }}),
-                );
-                events.push_str(&self.start_block(json!({"type": "text", "text": ""}), true));
-                events
-            }
+            Wire::Anthropic => sse(
+                Some("message_start"),
+                &json!({"type": "message_start", "message": {
+                    "id": head.id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": head.model,
+                    "content": [],
+                    "stop_reason": null,
+                    "stop_sequence": null,
+                    // The counts come with the answer's end (`message_delta`).
+                    "usage": usage_of(self.wire, Usage::default()),
+                }}),
+            ),
         }
     }
 
@@ -300,7 +297,7 @@ impl StreamWriter {
                 let mut events = String::new();
                 let index = match self.open {
                     Some((index, true)) => index,
-                    // Text after a tool call: a text block of its own.
+                    // The first text, or text after a tool call: a block of its own.
                     _ => {
                         events
                             .push_str(&self.start_block(json!({"type": "text", "text": ""}), true));
@@ -398,7 +395,11 @@ impl StreamWriter {
                 events
             }
             Wire::Anthropic => {
-                let mut events = self.stop_block();
+                let mut events = String::new();
+                if self.next_block == 0 {
+                    events.push_str(&self.start_block(json!({"type": "text", "text": ""}), true));
+                }
+                events.push_str(&self.stop_block());
                 let mut delta = json!({"type": "message_delta",
                                        "delta": {"stop_reason": reason, "stop_sequence": null}});
                 delta["usage"] = usage_of(wire, usage.unwrap_or_default());
@@ -536,6 +537,44 @@ mod tests {
                 "{wire:?}"
             );
         }
+    }
+
+    /// An Anthropic answer of a tool call alone has one block, the call, at
+    /// index 0 (as Anthropic streams it); an empty answer still has its text block.
+    #[test]
+    fn anthropic_blocks_open_with_what_they_hold() {
+        let mut writer = StreamWriter::new(Wire::Anthropic, head());
+        let events = [
+            writer.opening(),
+            writer.tool(&ToolPiece::Begin {
+                index: 0,
+                id: "toolu_1".to_owned(),
+                name: "ls".to_owned(),
+            }),
+            writer.closing(&StopReason::Other("tool_use".to_owned()), None, false),
+        ]
+        .concat();
+        let starts: Vec<Value> = events
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|data| serde_json::from_str::<Value>(data).unwrap())
+            .filter(|data| data["type"] == "content_block_start")
+            .map(|data| json!([data["index"], data["content_block"]["type"]]))
+            .collect();
+        assert_eq!(starts, [json!([0, "tool_use"])], "{events}");
+        let mut writer = StreamWriter::new(Wire::Anthropic, head());
+        let events = [
+            writer.opening(),
+            writer.closing(&StopReason::End, None, false),
+        ]
+        .concat();
+        let reading = providers::read_stream_chunks(Wire::Anthropic, [events.as_bytes()]);
+        assert_eq!(reading.end, providers::StreamEnd::Finished);
+        assert!(
+            events.contains(r#""content_block":{"text":"","type":"text"}"#)
+                || events.contains(r#""content_block":{"type":"text","text":""}"#),
+            "{events}"
+        );
     }
 
     #[test]

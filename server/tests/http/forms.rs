@@ -479,6 +479,15 @@ async fn a_client_key_form_shows_its_key_once_and_revokes() {
         )
         .await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.text);
+    assert_eq!(made.headers[header::CACHE_CONTROL], "no-store");
+    // A page that answers a post is a page: its own policy lets its styles,
+    // bundle and inline scripts (by their nonce) load.
+    for page in [&refused, &made] {
+        let policy = page.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert!(policy.contains("script-src 'self' 'nonce-"), "{policy}");
+    }
     let (_, keys) = api.call(Method::GET, "/api/client-keys", None).await;
     let prefix = keys[0]["prefix"].as_str().unwrap();
     assert_eq!(keys[0]["profile_ids"], json!([profile_id]));

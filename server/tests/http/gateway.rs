@@ -89,6 +89,22 @@ async fn one_candidate(model: &str) -> (Api, MockProvider) {
     (api, mock)
 }
 
+/// An API whose profile `fast` has two candidates, `first` then `second`, on
+/// providers of one mock, each skipping at once.
+async fn two_candidates(first: &str, second: &str) -> (Api, MockProvider) {
+    let api = Api::new().await;
+    let mock = MockProvider::start().await;
+    let a = api
+        .provider_at("mock", "openai_compatible", &mock.base_url())
+        .await;
+    let b = api
+        .provider_at("other", "openai_compatible", &mock.base_url())
+        .await;
+    api.gateway_profile("fast", &[(&a, first), (&b, second)])
+        .await;
+    (api, mock)
+}
+
 /// An API whose profile `patient` has one candidate on a mock provider, with
 /// the default policy: transient failures retried, stated resets waited for.
 async fn patient() -> (Api, MockProvider) {
@@ -287,16 +303,7 @@ async fn when_every_candidate_is_limited_the_client_gets_429_with_retry_after() 
 
 #[tokio::test]
 async fn a_stream_cut_after_its_first_piece_ends_in_an_error_and_holds_the_route() {
-    let api = Api::new().await;
-    let mock = MockProvider::start().await;
-    let a = api
-        .provider_at("mock", "openai_compatible", &mock.base_url())
-        .await;
-    let b = api
-        .provider_at("other", "openai_compatible", &mock.base_url())
-        .await;
-    api.gateway_profile("fast", &[(&a, "claude-mock"), (&b, "claude-other")])
-        .await;
+    let (api, mock) = two_candidates("claude-mock", "claude-other").await;
     mock.push(MockResponse::StreamError {
         text_before: "Hel".to_owned(),
         event: r#"{"error":{"message":"The server is overloaded","type":"server_error","param":null,"code":null}}"#
@@ -426,6 +433,39 @@ async fn a_request_a_candidate_cannot_carry_skips_it_saying_why() {
         task["turns"][0]["tool_calls"][0]["name"], "weather",
         "{task}"
     );
+}
+
+/// A stream cut after a tool call began (no text at all) is held as unsafe, as
+/// after text: the client saw the call's first piece, so it is never sent again
+/// to the next candidate.
+#[tokio::test]
+async fn a_stream_cut_after_a_tool_call_began_holds_the_route() {
+    let (api, mock) = two_candidates("gpt-mock", "gpt-other").await;
+    mock.push(MockResponse::Events {
+        chunks: vec![format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1",
+                   "type": "function", "function": {"name": "rm", "arguments": "{\"path\""}}]}}]})
+        )],
+        end: MockEnd::Close,
+    });
+    let mut body = ask("fast", true);
+    body["tools"] = json!([{"type": "function", "function": {"name": "rm"}}]);
+    let answer = api.gateway(Wire::OpenAi, body, &[]).await;
+    assert_eq!(answer.status, StatusCode::OK, "the stream had begun");
+    let reading = read_stream_chunks(Wire::OpenAi, [answer.text.as_bytes()]);
+    assert_eq!(reading.tool_calls[0].name, "rm", "{}", answer.text);
+    assert!(
+        !answer.text.contains("[DONE]"),
+        "never a normal end: {}",
+        answer.text
+    );
+    let task = api
+        .task_json(header(&answer, "x-switchback-invocation"))
+        .await;
+    assert_eq!(task["route"]["state"], "held", "{task}");
+    assert_eq!(task["route"]["cause"], "unsafe_effect");
+    assert_eq!(mock.hits(), 1, "never sent again");
 }
 
 /// A client that streams gets the candidate's text and tool call as its

@@ -2,7 +2,7 @@ use api::read::Read;
 use api::{ClientKeyId, ClientKeyRequest, ProfileId};
 use app::pages::{ClientKeySubmission, unplaced};
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::{Pairs, pairs, render};
@@ -62,14 +62,12 @@ pub async fn new_client_key(
             )
         }
     };
-    render(
-        &state,
-        Uri::from_static("/client-keys"),
-        headers,
-        status,
-        submission,
-    )
-    .await
+    let uri = Uri::from_static("/client-keys");
+    let mut page = render(&state, uri, headers, status, submission).await;
+    // The page may hold a key: no cache keeps it.
+    page.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    page
 }
 
 /// `POST /client-keys/{id}/revoke`.

@@ -49,6 +49,10 @@ async fn render(
         move || {
             provide_context(backend.clone());
             provide_context(context.clone());
+            // The page's own policy (its inline scripts' nonce), as for a GET:
+            // without it the page would get the policy that allows nothing, and
+            // neither its styles nor its bundle would load.
+            super::page_policy_header();
         },
         move || app::shell(options.clone()),
     );
