@@ -3,9 +3,9 @@
 //! are dispatched, and routes whose attempt was started and never finished are
 //! held as interrupted, their attempts finished as interrupted, in one commit a
 //! batch (a read a state, two reads and one write for a batch of 2,048, not a
-//! read and a transaction a route; a batch's commit runs while the next batch
-//! is read). Passed deadlines fire from the scheduler's first pass, and future ones
-//! stay armed (they are in the database).
+//! read and a transaction a route; a batch's commit runs while the next batches
+//! are read, two commits at most at once). Passed deadlines fire from the
+//! scheduler's first pass, and future ones stay armed (they are in the database).
 
 use std::collections::HashMap;
 
@@ -29,6 +29,14 @@ pub(super) const UNMOVED: [RouteState; 3] = [
 /// Routes read, and taken up, at a time.
 pub(super) const TAKE_UP_BATCH: u32 = 2_048;
 
+/// Pages whose holds are committed at once while the next is read: on
+/// PostgreSQL a page's commit takes longer than reading the next, and two
+/// commits (of routes no other page has) run side by side.
+const COMMITS_IN_FLIGHT: usize = 2;
+
+/// The commits of pages taken up and not yet awaited, oldest first.
+type Committing = std::collections::VecDeque<tokio::task::JoinHandle<Result<usize, StoreError>>>;
+
 /// A page of routes taken up, read and not yet committed: how many were
 /// dispatched, and the running ones to hold, each with its task and its
 /// unfinished attempt.
@@ -42,17 +50,24 @@ impl Engine {
     /// dispatched; a `running` route's attempt was started and never finished, so it
     /// is ambiguous: the route is held (`interrupted`) and the attempt finished as
     /// interrupted, in one commit. Probe claims are released: no attempt survives a
-    /// restart. A page's holds are committed while the next page is read. Answers
-    /// how many routes it dispatched or held.
+    /// restart. A page's holds are committed while the next pages are read.
+    /// Answers how many routes it dispatched or held.
     pub(super) async fn reconcile(&self) -> Result<usize, StoreError> {
         self.inner.store.release_probes().await?;
         let mut touched = 0;
-        let mut committing = None;
+        let mut committing = Committing::new();
         let read = self.take_up_pages(&mut touched, &mut committing).await;
-        // The last page's holds, whatever became of the reading: a commit is
+        // The last pages' holds, whatever became of the reading: a commit is
         // never left running on its own.
-        if let Some(previous) = committing {
-            touched += joined(previous.await)?;
+        let mut failed = None;
+        for previous in committing {
+            match joined(previous.await) {
+                Ok(held) => touched += held,
+                Err(error) => failed = Some(error),
+            }
+        }
+        if let Some(error) = failed {
+            return Err(error);
         }
         read?;
         tracing::info!(routes = touched, "restart reconciliation done");
@@ -60,12 +75,13 @@ impl Engine {
     }
 
     /// Every page of unmoved routes, in task id order: each page's holds
-    /// committed (in `committing`) while the next page is read, the previous
-    /// page's awaited first. Counts what was dispatched or held in `touched`.
+    /// committed (in `committing`) while the next pages are read, at most
+    /// [`COMMITS_IN_FLIGHT`] at once, the oldest awaited first. Counts what was
+    /// dispatched or held in `touched`.
     async fn take_up_pages(
         &self,
         touched: &mut usize,
-        committing: &mut Option<tokio::task::JoinHandle<Result<usize, StoreError>>>,
+        committing: &mut Committing,
     ) -> Result<(), StoreError> {
         let mut after: Option<TaskId> = None;
         loop {
@@ -79,12 +95,14 @@ impl Engine {
             };
             after = Some(last.task_id.clone());
             let holds = self.read_holds(&routes).await?;
-            if let Some(previous) = committing.take() {
-                *touched += joined(previous.await)?;
+            if committing.len() >= COMMITS_IN_FLIGHT
+                && let Some(oldest) = committing.pop_front()
+            {
+                *touched += joined(oldest.await)?;
             }
             *touched += holds.dispatched;
             let engine = self.clone();
-            *committing = Some(tokio::spawn(
+            committing.push_back(tokio::spawn(
                 async move { engine.hold(holds.running).await },
             ));
         }
