@@ -27,7 +27,7 @@ use crate::ids::ClientKeyId;
 /// })).unwrap();
 /// assert_eq!(empty.check().unwrap_err()[0].field.to_string(), "profile_ids");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Validate)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Validate)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClientKeyRequest {

@@ -108,6 +108,34 @@ pub enum ToolPiece {
     },
 }
 
+impl ToolPiece {
+    /// Add this piece to the tool calls it belongs to: a call begun, or more of
+    /// a call's arguments (a piece of a call not begun is dropped).
+    ///
+    /// ```
+    /// use providers::ToolPiece;
+    /// let mut calls = Vec::new();
+    /// ToolPiece::Begin { index: 0, id: "c1".into(), name: "ls".into() }.add_to(&mut calls);
+    /// ToolPiece::Arguments { index: 0, json: "{}".into() }.add_to(&mut calls);
+    /// ToolPiece::Arguments { index: 3, json: "lost".into() }.add_to(&mut calls);
+    /// assert_eq!((calls.len(), calls[0].arguments.as_str()), (1, "{}"));
+    /// ```
+    pub fn add_to(&self, calls: &mut Vec<ToolCall>) {
+        match self {
+            Self::Begin { id, name, .. } => calls.push(ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: String::new(),
+            }),
+            Self::Arguments { index, json } => {
+                if let Some(call) = calls.get_mut(*index) {
+                    call.arguments.push_str(json);
+                }
+            }
+        }
+    }
+}
+
 /// Why a complete answer stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StopReason {

@@ -34,12 +34,7 @@ impl Progress {
     /// A tool call begins.
     fn begin_tool(&mut self, id: &str, name: &str) -> usize {
         let index = self.tool_calls.len();
-        self.tool_calls.push(ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments: String::new(),
-        });
-        self.tool_pieces.push(ToolPiece::Begin {
+        self.read_tool(ToolPiece::Begin {
             index,
             id: id.to_owned(),
             name: name.to_owned(),
@@ -49,17 +44,18 @@ impl Progress {
 
     /// More of the `index`-th tool call's arguments.
     fn tool_arguments(&mut self, index: usize, json: &str) {
-        let Some(call) = self.tool_calls.get_mut(index) else {
-            return;
-        };
-        if json.is_empty() {
-            return;
+        if index < self.tool_calls.len() && !json.is_empty() {
+            self.read_tool(ToolPiece::Arguments {
+                index,
+                json: json.to_owned(),
+            });
         }
-        call.arguments.push_str(json);
-        self.tool_pieces.push(ToolPiece::Arguments {
-            index,
-            json: json.to_owned(),
-        });
+    }
+
+    /// A piece read: into the calls so far, and kept to be passed on.
+    fn read_tool(&mut self, piece: ToolPiece) {
+        piece.add_to(&mut self.tool_calls);
+        self.tool_pieces.push(piece);
     }
 
     /// The tool call pieces read since the last time.

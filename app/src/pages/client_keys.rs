@@ -205,7 +205,7 @@ fn KeyForm(
 ) -> impl IntoView {
     let (initial, refused, first_notice) = match sent {
         Some(sent) => (sent.request, sent.errors, sent.notice),
-        None => (empty_request(), Vec::new(), None),
+        None => (ClientKeyRequest::default(), Vec::new(), None),
     };
     // The server checks the request (the same `ClientKeyRequest::check` as the
     // API): a form nobody has sent shows no errors, and the page's bundle
@@ -220,7 +220,7 @@ fn KeyForm(
     Effect::new(move |_| match make.value().get() {
         Some(Ok(made)) => {
             notice.set(None);
-            form.set(empty_request());
+            form.set(ClientKeyRequest::default());
             on_created.run(made);
         }
         Some(Err(ApiError::Invalid { errors })) => {
@@ -328,14 +328,6 @@ fn described(hint: &str, field: &str, invalid: bool) -> String {
         format!("{hint} key-{}", crate::components::message_id(field))
     } else {
         hint.to_owned()
-    }
-}
-
-/// A request with no name and no profiles: the form's start.
-fn empty_request() -> ClientKeyRequest {
-    ClientKeyRequest {
-        name: String::new(),
-        profile_ids: Vec::new(),
     }
 }
 

@@ -625,8 +625,8 @@ async fn follow_call(
     let mut opening = Some(opening);
     let mut body: Option<mpsc::Sender<Bytes>> = None;
     let clock = following.services.clock.clone();
-    // Read once first: a repeat may follow a call that already ended.
     let mut writer = shapes::StreamWriter::new(wire, following.head.clone());
+    // Read once first: a repeat may follow a call that already ended.
     let mut news = read_route(&following).await.map(CallNews::Route);
     loop {
         let news_now = match news.take() {
@@ -720,7 +720,7 @@ async fn follow_call(
                 if !seen.of_current_attempt(generation, body.is_some()) {
                     continue;
                 }
-                collect_tool(&mut seen.tools, &piece);
+                piece.add_to(&mut seen.tools);
                 if following.stream {
                     let mut events = stream_begins(&mut writer, &opening);
                     events.push_str(&writer.tool(&piece));
@@ -846,22 +846,6 @@ async fn stream_out(
     match body {
         Some(sender) => sender.send(Bytes::from(events)).await.is_ok(),
         None => true,
-    }
-}
-
-/// Add a piece of a tool call to the calls collected so far.
-fn collect_tool(tools: &mut Vec<providers::ToolCall>, piece: &providers::ToolPiece) {
-    match piece {
-        providers::ToolPiece::Begin { id, name, .. } => tools.push(providers::ToolCall {
-            id: id.clone(),
-            name: name.clone(),
-            arguments: String::new(),
-        }),
-        providers::ToolPiece::Arguments { index, json } => {
-            if let Some(call) = tools.get_mut(*index) {
-                call.arguments.push_str(json);
-            }
-        }
     }
 }
 

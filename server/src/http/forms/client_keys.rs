@@ -20,7 +20,7 @@ pub async fn new_client_key(
         Ok(pairs) => pairs,
         Err(refused) => return refused.into_response(),
     };
-    let mut request = empty_request();
+    let mut request = ClientKeyRequest::default();
     for (name, value) in pairs {
         match name.as_str() {
             "name" => request.name = value,
@@ -81,7 +81,7 @@ pub async fn revoke_client_key(
         Err(error) => {
             let error = error.into_api_error();
             let submission = ClientKeySubmission {
-                request: empty_request(),
+                request: ClientKeyRequest::default(),
                 errors: Vec::new(),
                 notice: Some(error.to_string()),
                 created: None,
@@ -89,12 +89,5 @@ pub async fn revoke_client_key(
             let uri = Uri::from_static("/client-keys");
             render(&state, uri, headers, status_of(&error), submission).await
         }
-    }
-}
-
-fn empty_request() -> ClientKeyRequest {
-    ClientKeyRequest {
-        name: String::new(),
-        profile_ids: Vec::new(),
     }
 }
