@@ -610,6 +610,30 @@ pub struct TaskWrite {
     pub idempotency_key: Option<String>,
     /// The live event's data, published once durable.
     pub event_json: std::sync::Arc<str>,
+    /// The route's first transition, written in the same transaction: a
+    /// gateway call's first attempt recorded as started (from generation 0),
+    /// so the call is sent after one commit, not two.
+    pub start: Option<RouteCommit>,
+}
+
+impl TaskWrite {
+    /// The task as this write leaves it once committed.
+    pub fn created(self) -> TaskDetail {
+        match self.start {
+            Some(start) => TaskDetail {
+                task: self.task,
+                route: start.route,
+                attempts: start.start_attempt.into_iter().collect(),
+                turns: vec![self.turn],
+            },
+            None => TaskDetail {
+                task: self.task,
+                route: self.route,
+                attempts: Vec::new(),
+                turns: vec![self.turn],
+            },
+        }
+    }
 }
 
 /// A committed transition's live event.

@@ -23,9 +23,10 @@ pub enum CallNews {
     /// The next piece of a tool call in that attempt's answer.
     Tool(i64, providers::ToolPiece),
     /// That attempt's provider answered completely, for this reason (its
-    /// route's transition follows).
+    /// route's transition, `completed`, follows: the gateway answers now).
     Answered(i64, StopReason),
-    /// The current attempt's provider call took this long (sent as it ends).
+    /// The current attempt's provider call took this long (sent as it ends,
+    /// before [`CallNews::Answered`]).
     Called(std::time::Duration),
     /// The tokens that attempt's complete answer used, as its provider
     /// counted them (before [`CallNews::Answered`]).

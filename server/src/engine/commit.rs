@@ -160,6 +160,20 @@ impl Engine {
         })
     }
 
+    /// A transition decided and made into its commit, not written: the route
+    /// after it and the commit (for a store write that carries it, such as a
+    /// new task's first start).
+    pub(super) fn decide_commit(
+        &self,
+        task: &Task,
+        record: &RouteRecord,
+        event: &RouteEvent,
+        changes: Changes,
+    ) -> Result<(RouteRecord, RouteCommit), EngineError> {
+        let prepared = self.decide(task, record, event, changes)?;
+        Ok((prepared.next, prepared.commit))
+    }
+
     /// Make one transition: the machine decides, the store commits it fenced by the
     /// route's generation, and only then are its effects carried out. Stale: the
     /// route moved on, and nothing was written.

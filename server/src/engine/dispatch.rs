@@ -1,11 +1,15 @@
 //! From a route handed to the dispatcher to its attempt's outcome: the shared
 //! circuits, the attempt recorded as started (committed before the request is
-//! sent), the call, and its outcome through the catalogue and the policy.
+//! sent), the call, and its outcome through the catalogue and the policy. A
+//! gateway call's first attempt may skip the dispatcher: when nothing stands
+//! in its way it is recorded as started in its task's creation commit, and
+//! sent the same way ([`Engine::create_and_send`]).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use api::{AttemptId, TaskId};
+use futures_util::FutureExt;
 use futures_util::future::{AbortHandle, AbortRegistration, Abortable, Aborted};
 use policy::route::{RouteEvent, RouteState};
 use providers::{CallOutcome, CallRequest, Message, Role};
@@ -17,7 +21,9 @@ use super::commit::{Applied, Changes};
 use super::judge::{at_open_circuit, judge, not_carried};
 use super::wake::{Lane, Lanes};
 use super::{Engine, EngineError};
-use crate::domain::{Attempt, AttemptEnd, AttemptOutcome, Progress, RouteRecord, Task};
+use crate::domain::{
+    Attempt, AttemptEnd, AttemptOutcome, Progress, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
+};
 
 use crate::services::new_id;
 use crate::store::StoreError;
@@ -29,6 +35,13 @@ const FINISH_TRIES: u32 = 30;
 struct Sending {
     attempt: Attempt,
     request: CallRequest,
+}
+
+/// A new task's first attempt, ready to be recorded as started with the task.
+struct FirstSend {
+    sending: Sending,
+    provider: crate::domain::Provider,
+    permit: OwnedSemaphorePermit,
 }
 
 impl Engine {
@@ -206,6 +219,135 @@ impl Engine {
         Ok(())
     }
 
+    /// Start a task with its first attempt recorded as started in the same
+    /// commit, then send it, when nothing stands in the way
+    /// ([`Engine::first_send`]): one commit before the request goes out, not
+    /// two and a trip through the dispatcher's queue. Otherwise (a circuit over
+    /// the first candidate, no call free, ...) the task is created `queued`
+    /// and the dispatcher takes it, as [`Engine::create_task`] does. Answers as
+    /// that does.
+    pub async fn create_and_send(
+        &self,
+        mut write: TaskWrite,
+    ) -> Result<(TaskDetail, bool), EngineError> {
+        let task = Arc::new(write.task.clone());
+        let Some(first) = self.first_send(&task, &write.route, &write.turn).await? else {
+            return self.create_task(write).await;
+        };
+        let FirstSend {
+            sending,
+            provider,
+            permit,
+        } = first;
+        let (started, start) = self.decide_commit(
+            &task,
+            &write.route,
+            &RouteEvent::AttemptStarted,
+            Changes {
+                start_attempt: Some(sending.attempt.clone()),
+                ..Changes::default()
+            },
+        )?;
+        let generation = started.route.generation;
+        // Registered before the commit, as a dispatch registers its call: a
+        // stop that commits after the start finds it to cut.
+        let (abort, registration) = AbortHandle::new_pair();
+        if !self.inner.in_flight.register(&task.id, generation, abort) {
+            return self.create_task(write).await;
+        }
+        write.start = Some(start);
+        // On its own, like every commit: a caller that goes away leaves no
+        // started attempt unsent. The task that commits goes on to send (the
+        // caller hears of the commit first), so the request goes out without
+        // waiting for another task to be scheduled.
+        let (told, hear) = tokio::sync::oneshot::channel();
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let created = engine.inner.store.create_task(write).await;
+            let send = match &created {
+                Ok((detail, Some(_))) => {
+                    engine.inner.snapshots.keep(detail.task.clone());
+                    true
+                }
+                Ok((detail, None)) => {
+                    // The key's first task: nothing of this one was written.
+                    engine.inner.in_flight.take(&task.id, generation);
+                    if detail.route.route.state == RouteState::Queued {
+                        engine.enqueue(detail.task.id.clone(), Lane::Fresh);
+                    }
+                    false
+                }
+                Err(_) => {
+                    engine.inner.in_flight.take(&task.id, generation);
+                    false
+                }
+            };
+            let _ = told.send(created.map(|(detail, event_id)| (detail, event_id.is_some())));
+            if send {
+                engine
+                    .send(task, started, sending, Some(provider), permit, registration)
+                    .await;
+            }
+        });
+        Ok(hear
+            .await
+            .unwrap_or_else(|_| Err(StoreError::Write("creating a task panicked".to_owned())))?)
+    }
+
+    /// Whether a new task's first attempt can go out with its creation: the
+    /// server is not stopping, a call may start now, no circuit covers the
+    /// first candidate (open or half-open: the dispatcher decides those), its
+    /// provider exists, and its protocol carries the request. `None` leaves
+    /// the task to the dispatcher, which handles each of these cases.
+    async fn first_send(
+        &self,
+        task: &Task,
+        route: &RouteRecord,
+        turn: &Turn,
+    ) -> Result<Option<FirstSend>, StoreError> {
+        if self.is_stopping() {
+            return Ok(None);
+        }
+        let Ok(permit) = self.inner.permits.clone().try_acquire_owned() else {
+            return Ok(None);
+        };
+        let Some(candidate) = task.candidates.get(route.route.candidate) else {
+            return Ok(None);
+        };
+        let circuits = self
+            .inner
+            .store
+            .circuits_over(&candidate.provider_id, &candidate.model)
+            .await?;
+        if !circuits.is_empty() {
+            return Ok(None);
+        }
+        let provider = match self.inner.store.get_provider(&candidate.provider_id).await {
+            Ok(provider) => provider,
+            Err(StoreError::NotFound { .. }) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let progress = Progress {
+            route: route.clone(),
+            turns: vec![turn.clone()],
+            calls: Vec::new(),
+        };
+        let sending = self.prepare(task, &progress, false);
+        if self
+            .inner
+            .caller
+            .carries(&provider, &sending.request)
+            .is_err()
+        {
+            return Ok(None);
+        }
+        Ok(Some(FirstSend {
+            sending,
+            provider,
+            permit,
+        }))
+    }
+
     /// Wait for another route's probe: parked, the route is handed to the
     /// dispatcher again when a probe finishes. The circuits are read again once
     /// parked, so a probe that finished in between (and found nobody to hand back)
@@ -318,29 +460,35 @@ impl Engine {
         let kind = provider
             .as_ref()
             .map_or("missing", |provider| provider.kind.as_str());
-        let call = tokio::spawn(Abortable::new(
-            async move {
-                let began = Instant::now();
-                let outcome = match (&provider, &tap) {
-                    (Some(provider), Some(tap)) => {
-                        let outcome = caller.call(provider, &request, tap).await;
-                        if let CallOutcome::Answered { stop, .. } = &outcome {
-                            tap.tell(CallNews::Answered(tap.generation, stop.clone()));
+        // Run in this task (a stop aborts it where it waits); a panic in an
+        // adapter is caught here rather than end the task.
+        let call = Abortable::new(
+            std::panic::AssertUnwindSafe(
+                async move {
+                    let began = Instant::now();
+                    let outcome = match (&provider, &tap) {
+                        (Some(provider), Some(tap)) => {
+                            let outcome = caller.call(provider, &request, tap).await;
+                            tap.tell(CallNews::Called(began.elapsed()));
+                            if let CallOutcome::Answered { stop, .. } = &outcome {
+                                tap.tell(CallNews::Answered(tap.generation, stop.clone()));
+                            }
+                            outcome
                         }
-                        outcome
-                    }
-                    (Some(provider), None) => caller.call(provider, &request, &()).await,
-                    (None, _) => CallOutcome::Failed {
-                        evidence: catalogue::Evidence::new("switchback")
-                            .with_body("the provider of this candidate no longer exists"),
-                        partial_output: String::new(),
-                    },
-                };
-                (outcome, began.elapsed())
-            }
-            .instrument(span.clone()),
+                        (Some(provider), None) => caller.call(provider, &request, &()).await,
+                        (None, _) => CallOutcome::Failed {
+                            evidence: catalogue::Evidence::new("switchback")
+                                .with_body("the provider of this candidate no longer exists"),
+                            partial_output: String::new(),
+                        },
+                    };
+                    (outcome, began.elapsed())
+                }
+                .instrument(span.clone()),
+            )
+            .catch_unwind(),
             registration,
-        ));
+        );
         let joined = call.await;
         // Still ours, unless a stop took it: then the route has moved on, and what the
         // call brought back is dropped unevaluated.
@@ -350,13 +498,11 @@ impl Engine {
             .take(&task.id, started.route.generation);
         let (outcome, elapsed) = match joined {
             Ok(Ok(done)) => done,
-            // Cut by `stop` (or the runtime ending): the stop's commit finished the
-            // attempt.
-            Ok(Err(Aborted)) => return,
-            Err(error) if error.is_cancelled() => return,
+            // Cut by `stop`: the stop's commit finished the attempt.
+            Err(Aborted) => return,
             // A bug in an adapter: whether the call reached the provider is unknown,
             // so a person decides (the catalogue does not know this evidence).
-            Err(_) => (
+            Ok(Err(_)) => (
                 CallOutcome::Failed {
                     evidence: catalogue::Evidence::new("switchback")
                         .with_body("the call failed inside Switchback (see its log)"),
@@ -367,11 +513,6 @@ impl Engine {
         };
         metrics::histogram!("switchback_provider_call_seconds", "kind" => kind)
             .record(elapsed.as_secs_f64());
-        if task.gateway.is_some() {
-            self.inner
-                .watchers
-                .tell(&task.id, &CallNews::Called(elapsed));
-        }
         let attempt = sending.attempt;
         if !current {
             tracing::info!(parent: &span, "the route moved on during the call: its outcome is dropped");

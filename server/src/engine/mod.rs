@@ -49,7 +49,7 @@ pub use calls::{CallNews, Watch};
 pub use error::EngineError;
 
 use crate::clock::Clock;
-use crate::domain::{AttemptOutcome, RouteRecord, TaskDetail, TaskWrite};
+use crate::domain::{AttemptOutcome, RouteRecord, Task, TaskDetail, TaskWrite, Turn};
 use crate::store::{Store, StoreError};
 use commit::{Applied, Changes};
 use wake::{Alarm, Lane, Lanes, Parked, Senders};
@@ -398,11 +398,37 @@ impl Engine {
     }
 }
 
-/// A new task's route: `queued` on `candidate`, generation 0, its first turn.
-pub fn new_route(task_id: TaskId, candidate: usize, now: Timestamp) -> RouteRecord {
-    RouteRecord {
-        task_id,
-        route: Route::new(candidate),
+/// A new task's write: its route `queued` on its first enabled candidate
+/// (generation 0), its first turn asking `prompt`, and its creation event, all
+/// at the task's creation time; `None` when no candidate is enabled.
+pub fn task_write(
+    task: Task,
+    prompt: String,
+    idempotency_key: Option<String>,
+) -> Option<TaskWrite> {
+    let now = task.created_at;
+    let route = RouteRecord {
+        task_id: task.id.clone(),
+        route: Route::new(task.first_enabled()?),
         updated_at: now,
-    }
+    };
+    let event_json = serde_json::to_string(&views::route_view(&task, &route))
+        .unwrap_or_else(|_| unreachable!("views serialize"));
+    Some(TaskWrite {
+        turn: Turn {
+            number: 1,
+            prompt,
+            answer: None,
+            truncated: false,
+            tool_calls: Vec::new(),
+            producer: None,
+            created_at: now,
+            completed_at: None,
+        },
+        task,
+        route,
+        idempotency_key,
+        event_json: event_json.into(),
+        start: None,
+    })
 }

@@ -38,8 +38,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use self::request::DEFAULT_DEADLINE_MS;
 use self::shapes::{Failure, Head};
-use crate::domain::{GatewayCall, Task, TaskWrite, Turn};
-use crate::engine::{CallNews, Engine, new_route, views};
+use crate::domain::{GatewayCall, Task};
+use crate::engine::{CallNews, Engine, task_write, views};
 use crate::http::{AccessControl, AppState, HostGuard};
 use crate::services::{Services, new_id};
 use crate::store::StoreError;
@@ -278,6 +278,7 @@ async fn serve(
                     watch,
                     cancel_on_leave: false,
                     from_start: false,
+                    known: None,
                     began,
                 })
                 .await;
@@ -349,7 +350,11 @@ async fn serve(
             respond_by: Timestamp::from_millis(respond_by_ms),
         })),
     };
-    let Some(first) = task.first_enabled() else {
+    let Some(write) = task_write(
+        task.clone(),
+        call.prompt.clone(),
+        call.idempotency_key.clone(),
+    ) else {
         count(&profile.name, "refused");
         return failure_response(
             wire,
@@ -361,42 +366,24 @@ async fn serve(
             None,
         );
     };
-    let route = new_route(task.id.clone(), first, now);
-    let event_json = serde_json::to_string(&views::route_view(&task, &route))
-        .unwrap_or_else(|_| unreachable!("views serialize"));
     // Watched before it exists: nothing it does is missed.
     let watch = engine.watch(&task.id);
     let head = head_of(&task.id, &call.model, now);
-    let write = TaskWrite {
-        turn: Turn {
-            number: 1,
-            prompt: call.prompt.clone(),
-            answer: None,
-            truncated: false,
-            tool_calls: Vec::new(),
-            producer: None,
-            created_at: now,
-            completed_at: None,
-        },
-        task: task.clone(),
-        route,
-        idempotency_key: call.idempotency_key.clone(),
-        event_json: event_json.into(),
-    };
-    let (detail, created) = match engine.create_task(write).await {
+    let (detail, created) = match engine.create_and_send(write).await {
         Ok(created) => created,
         Err(error) => return internal(wire, &error),
     };
     if created {
         services.open_tasks.created();
     }
-    let (task, watch, head) = if created {
-        (Arc::new(task), watch, head)
+    let (task, watch, head, known) = if created {
+        let known = Arc::new(views::route_view(&task, &detail.route));
+        (Arc::new(task), watch, head, Some(known))
     } else {
         // The key was taken in between: follow the first call instead.
         let watch_first = engine.watch(&detail.task.id);
         let head = head_of(&detail.task.id, &call.model, detail.task.created_at);
-        (Arc::new(detail.task), watch_first, head)
+        (Arc::new(detail.task), watch_first, head, None)
     };
     follow(Following {
         services,
@@ -408,6 +395,7 @@ async fn serve(
         watch,
         cancel_on_leave: created,
         from_start: created,
+        known,
         began,
     })
     .await
@@ -436,6 +424,9 @@ struct Following {
     /// Whether it watched the task from its creation (and so heard every
     /// piece of the answer).
     from_start: bool,
+    /// The route as its creation left it, for the call that created it
+    /// (others read it first).
+    known: Option<Arc<RouteView>>,
     /// When the request came.
     began: std::time::Instant,
 }
@@ -582,15 +573,25 @@ impl Drop for LeaveGuard {
 /// (news lost to a lagging feed, a transition on another replica).
 const READ_AFTER_SILENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A call followed in its own task, counted when it ends:
+/// A call followed, counted when it ends:
 /// `switchback_gateway_requests_total{profile,outcome}`, and Switchback's own
 /// time in it (all of it but provider calls and the route's waits) as
-/// `switchback_gateway_overhead_seconds`.
+/// `switchback_gateway_overhead_seconds`. Dropped before it ends (its client
+/// left while it was followed in the request's task), it counts as left.
 async fn run(following: Following, opening: oneshot::Sender<Opening>) {
-    let profile = following.task.profile_name.clone();
+    /// Counts the call as left unless it ended.
+    struct Unended(Option<String>);
+    impl Drop for Unended {
+        fn drop(&mut self) {
+            if let Some(profile) = self.0.take() {
+                count(&profile, "client_left");
+            }
+        }
+    }
+    let mut unended = Unended(Some(following.task.profile_name.clone()));
     let began = following.began;
     let (outcome, elsewhere) = follow_call(following, opening).await;
-    count(&profile, outcome);
+    count(&unended.0.take().unwrap_or_default(), outcome);
     metrics::histogram!("switchback_gateway_overhead_seconds")
         .record(began.elapsed().saturating_sub(elsewhere).as_secs_f64());
 }
@@ -626,8 +627,12 @@ async fn follow_call(
     let mut body: Option<mpsc::Sender<Bytes>> = None;
     let clock = following.services.clock.clone();
     let mut writer = shapes::StreamWriter::new(wire, following.head.clone());
-    // Read once first: a repeat may follow a call that already ended.
-    let mut news = read_route(&following).await.map(CallNews::Route);
+    // Read once first (a repeat may follow a call that already ended), unless
+    // this call created it.
+    let mut news = match following.known.clone() {
+        Some(known) => Some(CallNews::Route(known)),
+        None => read_route(&following).await.map(CallNews::Route),
+    };
     loop {
         let news_now = match news.take() {
             Some(news) => Some(news),
@@ -731,7 +736,23 @@ async fn follow_call(
             }
             CallNews::Answered(generation, stop) => {
                 if seen.of_current_attempt(generation, body.is_some()) {
+                    // The provider's answer is whole: the client has it now,
+                    // while its outcome commits (a gateway call's answer always
+                    // completes its route). The task, its route and the
+                    // attempt's start were durable before the request went out;
+                    // a stop that wins the race with the outcome's commit only
+                    // changes the record.
                     seen.stop = Some(stop);
+                    guard.armed = false;
+                    complete(
+                        &following,
+                        &mut seen,
+                        &mut writer,
+                        opening.take(),
+                        body.take(),
+                    )
+                    .await;
+                    return ("answered", seen.elsewhere);
                 }
             }
             CallNews::Usage(generation, usage) => {

@@ -5,9 +5,9 @@ use api::{
 };
 
 use super::{Services, new_id};
-use crate::domain::{Task, TaskWrite, Turn};
+use crate::domain::Task;
 use crate::engine::views::{task_summary, task_view};
-use crate::engine::{EngineError, new_route, views};
+use crate::engine::{EngineError, task_write, views};
 use crate::error::AppError;
 use crate::store::StoreError;
 
@@ -60,27 +60,9 @@ impl Services {
             created_at: now,
             gateway: None,
         };
-        let Some(first) = task.first_enabled() else {
-            return Err(ApiError::no_enabled_candidate(&profile.name).into());
-        };
-        let route = new_route(task.id.clone(), first, now);
-        let event_json = serde_json::to_string(&views::route_view(&task, &route))
-            .unwrap_or_else(|_| unreachable!("views serialize"));
-        let write = TaskWrite {
-            turn: Turn {
-                number: 1,
-                prompt: request.prompt,
-                answer: None,
-                truncated: false,
-                tool_calls: Vec::new(),
-                producer: None,
-                created_at: now,
-                completed_at: None,
-            },
-            task,
-            route,
-            idempotency_key,
-            event_json: event_json.into(),
+        let profile_name = task.profile_name.clone();
+        let Some(write) = task_write(task, request.prompt, idempotency_key) else {
+            return Err(ApiError::no_enabled_candidate(&profile_name).into());
         };
         let (detail, created) = self
             .engine

@@ -239,8 +239,11 @@ pub trait TaskStore: Send + Sync {
     fn attach_feed(&self, feed: FeedSender);
 
     /// Insert a task with its snapshot, route, first turn and creation event, and
-    /// answer the event row's id (see [`TaskStore::commit`]). With an idempotency key already used, nothing is
-    /// written and the first task is answered, without an event id.
+    /// answer the event row's id (see [`TaskStore::commit`]); with
+    /// [`TaskWrite::start`], its first transition too, in the same transaction
+    /// (published after the creation's event, its `after` run once durable).
+    /// With an idempotency key already used, nothing is written and the first
+    /// task is answered, without an event id.
     async fn create_task(&self, write: TaskWrite) -> Result<(TaskDetail, Option<i64>), StoreError>;
 
     /// The task started with this idempotency key, if any.

@@ -774,7 +774,44 @@ macro_rules! candidate_columns {
 }
 pub(crate) use candidate_columns;
 
+impl ProfileRow {
+    /// A profile's columns (in `profile_columns!` order) from the reader's
+    /// row, starting at column `first`.
+    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(first)?,
+            name: row.get(first + 1)?,
+            revision: row.get(first + 2)?,
+            gateway_deadline_s: row.get(first + 3)?,
+            created_at_ms: row.get(first + 4)?,
+            updated_at_ms: row.get(first + 5)?,
+        })
+    }
+}
+
 impl CandidateRow {
+    /// A candidate's columns (in `candidate_columns!` order) from the
+    /// reader's row, starting at column `first`; `None` where a join found no
+    /// candidate.
+    pub(super) fn from_rusqlite(
+        row: &rusqlite::Row<'_>,
+        first: usize,
+    ) -> rusqlite::Result<Option<Self>> {
+        let Some(id) = row.get::<_, Option<String>>(first)? else {
+            return Ok(None);
+        };
+        Ok(Some(Self {
+            id,
+            profile_id: row.get(first + 1)?,
+            provider_id: row.get(first + 2)?,
+            model: row.get(first + 3)?,
+            enabled: row.get(first + 4)?,
+            max_tokens: row.get(first + 5)?,
+            escalation_json: row.get(first + 6)?,
+            policy_json: row.get(first + 7)?,
+        }))
+    }
+
     pub(super) fn into_domain(self) -> Result<Candidate, StoreError> {
         let corrupt = |what: &'static str| {
             move |error: serde_json::Error| StoreError::Corrupt {

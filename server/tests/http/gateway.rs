@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
+use policy::route::RouteState;
 use providers::mock::{MockEnd, MockProvider, MockResponse};
 use providers::{StopReason, Wire, read_stream_chunks};
 use serde_json::{Value, json};
@@ -68,13 +69,17 @@ impl Api {
         self.send(gateway_request(wire, &body, headers)).await
     }
 
-    /// A task as the API shows it.
+    /// A task as the API shows it once its route is not running (a gateway
+    /// call's outcome commits just after its client has the answer).
     async fn task_json(&self, id: &str) -> Value {
-        let (status, body) = self
-            .call(Method::GET, &format!("/api/tasks/{id}"), None)
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        body
+        testkit::eventually_async(Duration::from_secs(10), || async {
+            let (status, body) = self
+                .call(Method::GET, &format!("/api/tasks/{id}"), None)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            (body["route"]["state"] != "running").then_some(body)
+        })
+        .await
     }
 }
 
@@ -216,6 +221,86 @@ async fn an_openai_client_gets_the_whole_answer_and_its_call_is_a_task() {
         metrics.contains("switchback_gateway_overhead_seconds_count 1"),
         "{metrics}"
     );
+}
+
+impl Api {
+    /// A new gateway call's task write for profile `fast`, as the gateway makes
+    /// it.
+    async fn gateway_write(&self) -> server::domain::TaskWrite {
+        let profile = self.services.store.profile_by_name("fast").await.unwrap();
+        let now = self.services.clock.now();
+        let task = server::domain::Task {
+            id: api::TaskId::new(uuid::Uuid::now_v7().to_string()),
+            profile_id: profile.id,
+            profile_name: profile.name,
+            candidates: profile.candidates,
+            created_at: now,
+            gateway: Some(std::sync::Arc::new(server::domain::GatewayCall {
+                request: providers::ClientRequest {
+                    wire: Wire::OpenAi,
+                    body: ask("fast", false),
+                },
+                stream: false,
+                respond_by: api::Timestamp::from_millis(now.as_millis() + 60_000),
+            })),
+        };
+        server::engine::task_write(task, "Say hello".to_owned(), None).unwrap()
+    }
+}
+
+/// A call nothing stands in the way of has its first attempt recorded as
+/// started in its task's creation commit (one commit before the request goes
+/// out, not two); one whose candidate's circuit is open is created queued, for
+/// the dispatcher to decide, and nothing is sent.
+#[tokio::test]
+async fn a_calls_first_attempt_starts_with_its_task_unless_a_circuit_is_open() {
+    let (api, mock) = one_candidate("gpt-mock").await;
+    let engine = &api.services.engine;
+    mock.push(MockResponse::reply("Hello there"));
+    let (started, created) = engine
+        .create_and_send(api.gateway_write().await)
+        .await
+        .unwrap();
+    assert!(created);
+    let route = &started.route.route;
+    assert_eq!(
+        (route.state, route.generation, started.attempts.len()),
+        (RouteState::Running, 1, 1)
+    );
+    let id = started.task.id.as_str().to_owned();
+    let answered = testkit::eventually_async(Duration::from_secs(10), || async {
+        let task = api.task_json(&id).await;
+        (task["route"]["state"] == "completed").then_some(task)
+    })
+    .await;
+    assert_eq!(answered["turns"][0]["answer"], "Hello there");
+    assert_eq!(answered["attempts"].as_array().unwrap().len(), 1);
+    assert_eq!(mock.hits(), 1);
+    // A throttle that says when to come back opens the candidate's circuit.
+    mock.push(throttled_for_30s());
+    let throttled = api.gateway(Wire::OpenAi, ask("fast", false), &[]).await;
+    assert_eq!(
+        throttled.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        throttled.text
+    );
+    let (queued, _) = engine
+        .create_and_send(api.gateway_write().await)
+        .await
+        .unwrap();
+    let route = &queued.route.route;
+    assert_eq!(
+        (route.state, route.generation, queued.attempts.len()),
+        (RouteState::Queued, 0, 0)
+    );
+    let id = queued.task.id.as_str().to_owned();
+    testkit::eventually_async(Duration::from_secs(10), || async {
+        let task = api.task_json(&id).await;
+        (task["route"]["state"] == "stopped").then_some(task)
+    })
+    .await;
+    assert_eq!(mock.hits(), 2, "nothing was sent to the open circuit");
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use policy::route::{Route, RouteState};
 use super::{at, candidate, provider_write};
 use crate::domain::{
     AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, CompletedTurn,
-    IdOrigin, Producer, ProfileWrite, RouteCommit, RouteRecord, Task, TaskWrite, Turn,
+    IdOrigin, Producer, ProfileWrite, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
 };
 use crate::store::{Store, StoreError};
 
@@ -66,6 +66,18 @@ pub(super) async fn task(
     name: &str,
     key: Option<&str>,
 ) -> (ProfileId, Task, bool) {
+    let (profile_id, detail, created) = write_task(store, name, key, None).await;
+    (profile_id, detail.task, created)
+}
+
+/// [`task`], written with `first` (from the task) as its first transition,
+/// answering the task as the write left it.
+async fn write_task(
+    store: &dyn Store,
+    name: &str,
+    key: Option<&str>,
+    first: Option<&(dyn Fn(&Task) -> RouteCommit + Sync)>,
+) -> (ProfileId, TaskDetail, bool) {
     let provider = store
         .create_provider(provider_write(
             &format!("{name}-p"),
@@ -110,10 +122,11 @@ pub(super) async fn task(
             },
             idempotency_key: key.map(str::to_owned),
             event_json: "{}".into(),
+            start: first.map(|first| first(&task)),
         })
         .await
         .unwrap();
-    (profile.id, detail.task, event.is_some())
+    (profile.id, detail, event.is_some())
 }
 
 /// The commit that starts `first`'s first attempt (a probe, after a circuit
@@ -169,6 +182,52 @@ pub async fn a_task_keeps_its_snapshot(store: &dyn Store) {
     assert_eq!(detail.route.route.state, RouteState::Queued);
     assert_eq!(detail.turns.len(), 1);
     assert_eq!(store.get_snapshot(&first.id).await.unwrap(), detail.task);
+}
+
+/// A new task may come with its first transition (a gateway call's first
+/// attempt started): both in one commit, the route running at generation 1
+/// with its attempt, the creation's event before the start's, and the start's
+/// after-commit step run once it is durable.
+pub async fn a_new_task_comes_with_its_first_start(store: &dyn Store) {
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let first = |task: &Task| {
+        let (_, _, mut with_attempt) = start(task);
+        let ran = ran.clone();
+        with_attempt.after = AfterCommit::new(move |event_id| {
+            ran.store(event_id, std::sync::atomic::Ordering::SeqCst);
+        });
+        with_attempt
+    };
+    let (_, created, is_new) = write_task(store, "alpha", None, Some(&first)).await;
+    assert!(is_new);
+    let shape = |detail: &TaskDetail| {
+        (
+            detail.route.route.state,
+            detail.route.route.generation,
+            detail
+                .attempts
+                .iter()
+                .map(|attempt| attempt.id.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        )
+    };
+    let expected = (RouteState::Running, 1, vec!["alpha-a1".to_owned()]);
+    assert_eq!(shape(&created), expected);
+    assert_eq!(
+        shape(&store.get_task(&created.task.id).await.unwrap()),
+        expected
+    );
+    let (events, _) = store.events_after(0, 10).await.unwrap();
+    let data: Vec<&str> = events
+        .iter()
+        .map(|event| event.data_json.as_str())
+        .collect();
+    assert_eq!(data, ["{}", r#"{"generation": 1}"#]);
+    assert_eq!(
+        ran.load(std::sync::atomic::Ordering::SeqCst),
+        events[1].id,
+        "the start's after-commit step ran with its event's id"
+    );
 }
 
 /// A client key is found by its digest until it is revoked; revoking is kept
@@ -257,6 +316,7 @@ pub async fn a_gateway_call_keeps_its_request_and_deadline(store: &dyn Store) {
             turn: detail.turns[0].clone(),
             idempotency_key: None,
             event_json: "{}".into(),
+            start: None,
         })
         .await
         .unwrap();
@@ -403,6 +463,7 @@ pub async fn an_idempotency_key_answers_the_first_task(store: &dyn Store) {
             turn: detail.turns[0].clone(),
             idempotency_key: Some("key-a".into()),
             event_json: "{}".into(),
+            start: None,
         })
         .await
         .unwrap();

@@ -116,7 +116,8 @@ impl BatchStore for PostgresStore {
         }
         for index in one_by_one {
             let (expected, commit) = &commits[index];
-            written[index] = self.write_commit(*expected, commit).await?;
+            let mut conn = self.pool.acquire().await?;
+            written[index] = self.write_commit(&mut conn, *expected, commit).await?;
             carried_out(index, written[index]);
         }
         Ok(written)

@@ -116,6 +116,7 @@ impl PostgresStore {
     /// atomic without a transaction, and one round trip.
     pub(super) async fn write_commit(
         &self,
+        conn: &mut PgConnection,
         expected: i64,
         commit: &RouteCommit,
     ) -> Result<Option<i64>, StoreError> {
@@ -348,7 +349,7 @@ impl PostgresStore {
             .push(" FROM updated RETURNING id) SELECT id FROM event");
         Ok(query
             .build_query_scalar::<i64>()
-            .fetch_optional(&self.pool)
+            .fetch_optional(conn)
             .await?)
     }
 

@@ -157,17 +157,26 @@ impl TaskStore for PostgresStore {
         let mut tx = self.pool.begin().await?;
         match self.write_task(&mut tx, &write).await? {
             Some(event_id) => {
+                // The first transition, in the same transaction.
+                let started = match &write.start {
+                    Some(start) => Some(
+                        self.write_commit(&mut tx, write.route.route.generation, start)
+                            .await?
+                            .ok_or_else(|| {
+                                StoreError::Write(
+                                    "a new task's first transition found its route moved"
+                                        .to_owned(),
+                                )
+                            })?,
+                    ),
+                    None => None,
+                };
                 tx.commit().await?;
                 self.committed.notify_one();
-                Ok((
-                    TaskDetail {
-                        task: write.task,
-                        route: write.route,
-                        attempts: Vec::new(),
-                        turns: vec![write.turn],
-                    },
-                    Some(event_id),
-                ))
+                if let (Some(event_id), Some(start)) = (started, &write.start) {
+                    start.after.run(event_id);
+                }
+                Ok((write.created(), Some(event_id)))
             }
             None => {
                 tx.rollback().await?;
@@ -276,7 +285,12 @@ impl TaskStore for PostgresStore {
         expected_generation: i64,
         commit: RouteCommit,
     ) -> Result<i64, StoreError> {
-        match self.write_commit(expected_generation, &commit).await? {
+        let mut conn = self.pool.acquire().await?;
+        let written = self
+            .write_commit(&mut conn, expected_generation, &commit)
+            .await?;
+        drop(conn);
+        match written {
             Some(event_id) => {
                 // Durable: the engine's effects. The event reaches the feed once
                 // sequenced, in id order, with every replica's (`pump`).

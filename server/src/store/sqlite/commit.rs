@@ -125,14 +125,16 @@ pub(super) fn commit(
 /// What creating a task did.
 #[derive(Debug)]
 pub(super) enum Created {
-    /// Written: the creation event's id.
-    New(i64),
+    /// Written: the creation event's id, and its first transition's when it
+    /// came with one.
+    New(i64, Option<i64>),
     /// The idempotency key was used by this task: nothing written.
     Existing(String),
 }
 
-/// A new task with its snapshot, route, first turn and event; or the task that
-/// used the idempotency key first.
+/// A new task with its snapshot, route, first turn and event, and its first
+/// transition when it comes with one; or the task that used the idempotency
+/// key first.
 pub(super) fn create_task(
     connection: &Connection,
     write: &TaskWrite,
@@ -205,7 +207,15 @@ pub(super) fn create_task(
         &write.event_json,
         task.created_at.as_millis(),
     )?;
-    Ok(Created::New(event_id))
+    let started = match &write.start {
+        Some(start) => Some(
+            commit(connection, write.route.route.generation, start)?.ok_or_else(|| {
+                StoreError::Write("a new task's first transition found its route moved".to_owned())
+            })?,
+        ),
+        None => None,
+    };
+    Ok(Created::New(event_id, started))
 }
 
 fn insert_event(

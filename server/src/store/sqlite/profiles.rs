@@ -10,7 +10,7 @@ use sqlx::SqliteConnection;
 
 use super::SqliteStore;
 use crate::domain::{Profile, ProfileWrite};
-use crate::store::rows::Revisioned;
+use crate::store::rows::{CandidateRow, ProfileRow, Revisioned, profile_from_rows};
 use crate::store::{ProfileStore, StoreError};
 
 type Shared = crate::store::shared::Sql<sqlx::Sqlite>;
@@ -59,10 +59,28 @@ impl ProfileStore for SqliteStore {
     }
 
     async fn profile_by_name(&self, name: &str) -> Result<Profile, StoreError> {
-        let mut tx = self.read().await?;
-        let profile = Shared::profile_by_name(&mut tx, name).await?;
-        tx.commit().await?;
-        Ok(profile)
+        // Read for every gateway call: in place (see `reader`), one statement
+        // (one snapshot) for the profile and its candidates.
+        self.readers.read(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT p.id, p.name, p.revision, p.gateway_deadline_s, p.created_at_ms, \
+                 p.updated_at_ms, c.id, c.profile_id, c.provider_id, c.model, c.enabled, \
+                 c.max_tokens, c.escalation_json, c.policy_json \
+                 FROM profiles p LEFT JOIN candidates c ON c.profile_id = p.id \
+                 WHERE p.name_key = ? ORDER BY c.position",
+            )?;
+            let mut rows = statement.query([name.to_lowercase()])?;
+            let mut profile = None;
+            let mut candidates = Vec::new();
+            while let Some(row) = rows.next()? {
+                if profile.is_none() {
+                    profile = Some(ProfileRow::from_rusqlite(row, 0)?);
+                }
+                candidates.extend(CandidateRow::from_rusqlite(row, 6)?);
+            }
+            let profile = profile.ok_or_else(|| Revisioned::Profiles.not_found(name))?;
+            profile_from_rows(profile, candidates)
+        })
     }
 
     async fn update_profile(

@@ -133,28 +133,24 @@ impl TaskStore for SqliteStore {
             .write_new(
                 move |connection| commit::create_task(connection, &written),
                 {
-                    let (store, data) = (self.clone(), write.event_json.clone());
+                    let (store, written) = (self.clone(), write.clone());
                     move |created| {
-                        if let commit::Created::New(event_id) = created {
-                            store.publish(*event_id, &data);
+                        if let commit::Created::New(event_id, started) = created {
+                            store.publish(*event_id, &written.event_json);
+                            if let (Some(event_id), Some(start)) = (started, &written.start) {
+                                store.publish(*event_id, &start.event_json);
+                                start.after.run(*event_id);
+                            }
                         }
                     }
                 },
             )
             .await?;
         match created {
-            commit::Created::New(event_id) => {
-                let write = std::sync::Arc::unwrap_or_clone(write);
-                Ok((
-                    TaskDetail {
-                        task: write.task,
-                        route: write.route,
-                        attempts: Vec::new(),
-                        turns: vec![write.turn],
-                    },
-                    Some(event_id),
-                ))
-            }
+            commit::Created::New(event_id, _) => Ok((
+                std::sync::Arc::unwrap_or_clone(write).created(),
+                Some(event_id),
+            )),
             commit::Created::Existing(first) => {
                 Ok((self.get_task(&TaskId::new(first)).await?, None))
             }
