@@ -3,8 +3,8 @@
 //! are dispatched, and routes whose attempt was started and never finished are
 //! held as interrupted, their attempts finished as interrupted, in one commit a
 //! batch (a read a state, two reads and one write for a batch of 2,048, not a
-//! read and a transaction a route; a batch's commit runs while the next batches
-//! are read, two commits at most at once). Passed deadlines fire from the
+//! read and a transaction a route; a batch is taken up while the next batches
+//! are listed, four at most at once). Passed deadlines fire from the
 //! scheduler's first pass, and future ones stay armed (they are in the database).
 
 use std::collections::HashMap;
@@ -29,12 +29,13 @@ pub(super) const UNMOVED: [RouteState; 3] = [
 /// Routes read, and taken up, at a time.
 pub(super) const TAKE_UP_BATCH: u32 = 2_048;
 
-/// Pages whose holds are committed at once while the next is read: on
-/// PostgreSQL a page's commit takes longer than reading the next, and two
-/// commits (of routes no other page has) run side by side.
-const COMMITS_IN_FLIGHT: usize = 2;
+/// Pages taken up at once (each page's tasks read, then its holds committed)
+/// while the next page's routes are read: on PostgreSQL a page's reads and
+/// commit take longer than listing the next, and pages (of routes no other
+/// page has) go side by side.
+const PAGES_IN_FLIGHT: usize = 4;
 
-/// The commits of pages taken up and not yet awaited, oldest first.
+/// The pages being taken up and not yet awaited, oldest first.
 type Committing = std::collections::VecDeque<tokio::task::JoinHandle<Result<usize, StoreError>>>;
 
 /// A page of routes taken up, read and not yet committed: how many were
@@ -50,7 +51,7 @@ impl Engine {
     /// dispatched; a `running` route's attempt was started and never finished, so it
     /// is ambiguous: the route is held (`interrupted`) and the attempt finished as
     /// interrupted, in one commit. Probe claims are released: no attempt survives a
-    /// restart. A page's holds are committed while the next pages are read.
+    /// restart. Pages are taken up side by side while the next are listed.
     /// Answers how many routes it dispatched or held.
     pub(super) async fn reconcile(&self) -> Result<usize, StoreError> {
         self.inner.store.release_probes().await?;
@@ -74,10 +75,10 @@ impl Engine {
         Ok(touched)
     }
 
-    /// Every page of unmoved routes, in task id order: each page's holds
-    /// committed (in `committing`) while the next pages are read, at most
-    /// [`COMMITS_IN_FLIGHT`] at once, the oldest awaited first. Counts what was
-    /// dispatched or held in `touched`.
+    /// Every page of unmoved routes, in task id order: each page taken up (in
+    /// `committing`: its tasks read, its holds committed) while the next pages
+    /// are listed, at most [`PAGES_IN_FLIGHT`] at once, the oldest awaited
+    /// first. Counts what was dispatched or held in `touched`.
     async fn take_up_pages(
         &self,
         touched: &mut usize,
@@ -94,17 +95,13 @@ impl Engine {
                 return Ok(());
             };
             after = Some(last.task_id.clone());
-            let holds = self.read_holds(&routes).await?;
-            if committing.len() >= COMMITS_IN_FLIGHT
+            if committing.len() >= PAGES_IN_FLIGHT
                 && let Some(oldest) = committing.pop_front()
             {
                 *touched += joined(oldest.await)?;
             }
-            *touched += holds.dispatched;
             let engine = self.clone();
-            committing.push_back(tokio::spawn(
-                async move { engine.hold(holds.running).await },
-            ));
+            committing.push_back(tokio::spawn(async move { engine.take_up(&routes).await }));
         }
     }
 
