@@ -401,6 +401,22 @@ pub struct Turn {
     pub completed_at: Option<Timestamp>,
 }
 
+impl Turn {
+    /// Turn `number`, asking `prompt` at `now`, not answered yet.
+    pub fn asked(number: u32, prompt: String, now: Timestamp) -> Self {
+        Self {
+            number,
+            prompt,
+            answer: None,
+            truncated: false,
+            tool_calls: Vec::new(),
+            producer: None,
+            created_at: now,
+            completed_at: None,
+        }
+    }
+}
+
 /// A task with everything it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskDetail {

@@ -133,16 +133,9 @@ impl Engine {
             })
         };
         let commit = RouteCommit {
-            new_turn: changes.new_turn.map(|prompt| Turn {
-                number: next.route.turn,
-                prompt,
-                answer: None,
-                truncated: false,
-                tool_calls: Vec::new(),
-                producer: None,
-                created_at: now,
-                completed_at: None,
-            }),
+            new_turn: changes
+                .new_turn
+                .map(|prompt| Turn::asked(next.route.turn, prompt, now)),
             route: next.clone(),
             start_attempt: changes.start_attempt,
             finish_attempt: changes.finish_attempt,

@@ -415,16 +415,7 @@ pub fn task_write(
     let event_json = serde_json::to_string(&views::route_view(&task, &route))
         .unwrap_or_else(|_| unreachable!("views serialize"));
     Some(TaskWrite {
-        turn: Turn {
-            number: 1,
-            prompt,
-            answer: None,
-            truncated: false,
-            tool_calls: Vec::new(),
-            producer: None,
-            created_at: now,
-            completed_at: None,
-        },
+        turn: Turn::asked(1, prompt, now),
         task,
         route,
         idempotency_key,

@@ -736,23 +736,11 @@ async fn follow_call(
             }
             CallNews::Answered(generation, stop) => {
                 if seen.of_current_attempt(generation, body.is_some()) {
-                    // The provider's answer is whole: the client has it now,
-                    // while its outcome commits (a gateway call's answer always
-                    // completes its route). The task, its route and the
-                    // attempt's start were durable before the request went out;
-                    // a stop that wins the race with the outcome's commit only
-                    // changes the record.
+                    // The task, its route and the attempt's start were durable
+                    // before the request went out; a stop that wins the race
+                    // with the outcome's commit only changes the record.
                     seen.stop = Some(stop);
-                    guard.armed = false;
-                    complete(
-                        &following,
-                        &mut seen,
-                        &mut writer,
-                        opening.take(),
-                        body.take(),
-                    )
-                    .await;
-                    return ("answered", seen.elsewhere);
+                    break;
                 }
             }
             CallNews::Usage(generation, usage) => {
@@ -787,18 +775,7 @@ async fn follow_call(
                     _ => {}
                 }
                 match route.state {
-                    RouteState::Completed => {
-                        guard.armed = false;
-                        complete(
-                            &following,
-                            &mut seen,
-                            &mut writer,
-                            opening.take(),
-                            body.take(),
-                        )
-                        .await;
-                        return ("answered", seen.elsewhere);
-                    }
+                    RouteState::Completed => break,
                     RouteState::Stopped | RouteState::Held => {
                         guard.armed = false;
                         let failure = failure_of(&following, &route).await;
@@ -815,6 +792,20 @@ async fn follow_call(
             }
         }
     }
+    // Answered: the provider's answer is whole (the client has it now, while
+    // its outcome commits: a gateway call's answer always completes its
+    // route), or the route completed (heard from another replica, or by a
+    // repeat).
+    guard.armed = false;
+    complete(
+        &following,
+        &mut seen,
+        &mut writer,
+        opening.take(),
+        body.take(),
+    )
+    .await;
+    ("answered", seen.elsewhere)
 }
 
 /// The route as the store has it now, as a view.
