@@ -231,7 +231,7 @@ impl Engine {
         mut write: TaskWrite,
     ) -> Result<(TaskDetail, bool), EngineError> {
         let task = Arc::new(write.task.clone());
-        let Some(first) = self.first_send(&task, &write.route, &write.turn).await? else {
+        let Some(first) = self.first_send(&task, &write.route, &write.turn).await else {
             return self.create_task(write).await;
         };
         let FirstSend {
@@ -282,11 +282,25 @@ impl Engine {
                     false
                 }
             };
-            let _ = told.send(created.map(|(detail, event_id)| (detail, event_id.is_some())));
-            if send {
+            let heard = told
+                .send(created.map(|(detail, event_id)| (detail, event_id.is_some())))
+                .is_ok();
+            if send && heard {
                 engine
                     .send(task, started, sending, Some(provider), permit, registration)
                     .await;
+            } else if send {
+                // The caller left while the task was written: nobody waits for
+                // the answer, so nothing is sent, and the route stops as its
+                // client's (the stop's commit finishes the attempt and takes
+                // the call back).
+                drop(permit);
+                match engine.cancel_for_client(&task.id).await {
+                    Ok(()) | Err(EngineError::Stale { .. }) => {}
+                    Err(error) => {
+                        tracing::warn!(task_id = %task.id, error = %error, "stopping a call its client left failed");
+                    }
+                }
             }
         });
         Ok(hear
@@ -295,17 +309,36 @@ impl Engine {
     }
 
     /// Whether a new task's first attempt can go out with its creation: the
-    /// server is not stopping, a call may start now, no circuit covers the
-    /// first candidate (open or half-open: the dispatcher decides those), its
-    /// provider exists, and its protocol carries the request. `None` leaves
-    /// the task to the dispatcher, which handles each of these cases.
-    async fn first_send(
+    /// server is not stopping, the caller's deadline has not passed, a call may
+    /// start now, no circuit covers the first candidate (open or half-open: the
+    /// dispatcher decides those), its provider exists, and its protocol carries
+    /// the request. `None` leaves the task to the dispatcher, which handles
+    /// each of these cases (and a read that failed here).
+    async fn first_send(&self, task: &Task, route: &RouteRecord, turn: &Turn) -> Option<FirstSend> {
+        match self.try_first_send(task, route, turn).await {
+            Ok(first) => first,
+            Err(error) => {
+                tracing::warn!(task_id = %task.id, error = %crate::error::chain(&error), "reading for a first send failed; the dispatcher takes the task");
+                None
+            }
+        }
+    }
+
+    async fn try_first_send(
         &self,
         task: &Task,
         route: &RouteRecord,
         turn: &Turn,
     ) -> Result<Option<FirstSend>, StoreError> {
-        if self.is_stopping() {
+        let passed = task
+            .respond_by_ms()
+            .is_some_and(|by_ms| by_ms <= self.now().as_millis());
+        // A gateway call nobody here waits on (see `dispatch`): the dispatcher
+        // stops it.
+        let orphaned = task.gateway.is_some()
+            && !self.inner.store.is_shared()
+            && !self.inner.watchers.watched(&task.id);
+        if self.is_stopping() || passed || orphaned {
             return Ok(None);
         }
         let Ok(permit) = self.inner.permits.clone().try_acquire_owned() else {
@@ -462,6 +495,8 @@ impl Engine {
             .map_or("missing", |provider| provider.kind.as_str());
         // Run in this task (a stop aborts it where it waits); a panic in an
         // adapter is caught here rather than end the task.
+        let calling = Instant::now();
+        let gateway = tap.as_ref().map(|tap| (tap.engine.clone(), tap.id.clone()));
         let call = Abortable::new(
             std::panic::AssertUnwindSafe(
                 async move {
@@ -502,14 +537,23 @@ impl Engine {
             Err(Aborted) => return,
             // A bug in an adapter: whether the call reached the provider is unknown,
             // so a person decides (the catalogue does not know this evidence).
-            Ok(Err(_)) => (
-                CallOutcome::Failed {
-                    evidence: catalogue::Evidence::new("switchback")
-                        .with_body("the call failed inside Switchback (see its log)"),
-                    partial_output: String::new(),
-                },
-                std::time::Duration::ZERO,
-            ),
+            Ok(Err(_)) => {
+                // The call's time is not Switchback's own, whatever became of it.
+                if let Some((engine, id)) = &gateway {
+                    engine
+                        .inner
+                        .watchers
+                        .tell(id, &CallNews::Called(calling.elapsed()));
+                }
+                (
+                    CallOutcome::Failed {
+                        evidence: catalogue::Evidence::new("switchback")
+                            .with_body("the call failed inside Switchback (see its log)"),
+                        partial_output: String::new(),
+                    },
+                    calling.elapsed(),
+                )
+            }
         };
         metrics::histogram!("switchback_provider_call_seconds", "kind" => kind)
             .record(elapsed.as_secs_f64());

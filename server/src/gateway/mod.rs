@@ -573,25 +573,15 @@ impl Drop for LeaveGuard {
 /// (news lost to a lagging feed, a transition on another replica).
 const READ_AFTER_SILENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A call followed, counted when it ends:
+/// A call followed in its own task, counted when it ends:
 /// `switchback_gateway_requests_total{profile,outcome}`, and Switchback's own
 /// time in it (all of it but provider calls and the route's waits) as
-/// `switchback_gateway_overhead_seconds`. Dropped before it ends (its client
-/// left while it was followed in the request's task), it counts as left.
+/// `switchback_gateway_overhead_seconds`.
 async fn run(following: Following, opening: oneshot::Sender<Opening>) {
-    /// Counts the call as left unless it ended.
-    struct Unended(Option<String>);
-    impl Drop for Unended {
-        fn drop(&mut self) {
-            if let Some(profile) = self.0.take() {
-                count(&profile, "client_left");
-            }
-        }
-    }
-    let mut unended = Unended(Some(following.task.profile_name.clone()));
+    let profile = following.task.profile_name.clone();
     let began = following.began;
     let (outcome, elsewhere) = follow_call(following, opening).await;
-    count(&unended.0.take().unwrap_or_default(), outcome);
+    count(&profile, outcome);
     metrics::histogram!("switchback_gateway_overhead_seconds")
         .record(began.elapsed().saturating_sub(elsewhere).as_secs_f64());
 }

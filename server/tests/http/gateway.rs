@@ -251,16 +251,17 @@ impl Api {
 /// A call nothing stands in the way of has its first attempt recorded as
 /// started in its task's creation commit (one commit before the request goes
 /// out, not two); one whose candidate's circuit is open is created queued, for
-/// the dispatcher to decide, and nothing is sent.
+/// the dispatcher to decide (here: wait for the circuit), and nothing is sent.
 #[tokio::test]
 async fn a_calls_first_attempt_starts_with_its_task_unless_a_circuit_is_open() {
     let (api, mock) = one_candidate("gpt-mock").await;
     let engine = &api.services.engine;
     mock.push(MockResponse::reply("Hello there"));
-    let (started, created) = engine
-        .create_and_send(api.gateway_write().await)
-        .await
-        .unwrap();
+    // Its client waits on it (a call nobody waits on is left to the dispatcher,
+    // which stops it).
+    let write = api.gateway_write().await;
+    let _watch = engine.watch(&write.task.id);
+    let (started, created) = engine.create_and_send(write).await.unwrap();
     assert!(created);
     let route = &started.route.route;
     assert_eq!(
@@ -285,21 +286,23 @@ async fn a_calls_first_attempt_starts_with_its_task_unless_a_circuit_is_open() {
         "{}",
         throttled.text
     );
-    let (queued, _) = engine
-        .create_and_send(api.gateway_write().await)
-        .await
-        .unwrap();
+    let write = api.gateway_write().await;
+    let _watch = engine.watch(&write.task.id);
+    let (queued, _) = engine.create_and_send(write).await.unwrap();
     let route = &queued.route.route;
     assert_eq!(
         (route.state, route.generation, queued.attempts.len()),
         (RouteState::Queued, 0, 0)
     );
+    // The dispatcher decides: the route waits for the circuit (the clock
+    // stands still), and nothing is sent.
     let id = queued.task.id.as_str().to_owned();
-    testkit::eventually_async(Duration::from_secs(10), || async {
+    let waiting = testkit::eventually_async(Duration::from_secs(10), || async {
         let task = api.task_json(&id).await;
-        (task["route"]["state"] == "stopped").then_some(task)
+        (task["route"]["state"] == "waiting_for_reset").then_some(task)
     })
     .await;
+    assert_eq!(waiting["route"]["circuit_wait"], true, "{waiting}");
     assert_eq!(mock.hits(), 2, "nothing was sent to the open circuit");
 }
 
