@@ -611,6 +611,10 @@ pub struct RouteCommit {
     pub event_json: std::sync::Arc<str>,
     /// Run once it is durable (the engine's effects).
     pub after: AfterCommit,
+    /// Nobody waits on it (a gateway call's outcome, its answer already sent):
+    /// a store may hold it back a moment to write it with the next commit (the
+    /// SQLite task writer, up to 2 ms), saving a flush of its own.
+    pub unhurried: bool,
 }
 
 /// A new task, its route `queued` on its first enabled candidate and its first turn.

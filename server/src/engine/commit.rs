@@ -36,6 +36,8 @@ pub(super) struct Changes {
     /// Answer the task as the transition left it (for a person's action, whose
     /// answer shows what they did, not what the dispatcher did a moment later).
     pub(super) read_back: bool,
+    /// Nobody waits on it ([`RouteCommit::unhurried`]).
+    pub(super) unhurried: bool,
 }
 
 /// A committed transition.
@@ -144,6 +146,7 @@ impl Engine {
             fires_deadline: matches!(event, RouteEvent::DeadlineReached),
             after,
             event_json,
+            unhurried: changes.unhurried,
         };
         Ok(Prepared {
             from,

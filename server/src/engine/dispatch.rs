@@ -614,8 +614,19 @@ impl Engine {
         if let Some(decision) = judged.event.decision() {
             tracing::info!(code, class, decision = decision.name(), "attempt failed");
         }
+        // A gateway client has its answer already (`CallNews::Answered`):
+        // nobody waits on the route's completion.
+        let unhurried = task.gateway.is_some() && matches!(judged.event, RouteEvent::Succeeded);
         match self
-            .apply(task, started, judged.event, judged.changes)
+            .apply(
+                task,
+                started,
+                judged.event,
+                Changes {
+                    unhurried,
+                    ..judged.changes
+                },
+            )
             .await
         {
             Ok(_) => {}

@@ -36,6 +36,7 @@ pub(super) fn commit(record: RouteRecord) -> RouteCommit {
         new_turn: None,
         circuit: None,
         fires_deadline: false,
+        unhurried: false,
     }
 }
 

@@ -347,4 +347,49 @@ mod tests {
         let route = order.iter().position(|name| name == "route").unwrap();
         assert!(route <= 1 + writer::NEW_PER_BATCH, "{order:?}");
     }
+
+    #[tokio::test]
+    async fn an_unhurried_write_rides_with_the_next_work_or_goes_alone() {
+        let (_dir, _url, store) = open_temp().await;
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let noted = |name: &str| {
+            let (order, name) = (order.clone(), name.to_owned());
+            move |(): &()| order.lock().unwrap().push(name)
+        };
+        // The writer is held inside a batch while an unhurried write, then a
+        // route's commit, queue: the unhurried one is written after the
+        // commit that came later, with it.
+        let (started, running) = tokio::sync::oneshot::channel();
+        let (release, go) = std::sync::mpsc::channel::<()>();
+        let first = queued(Box::pin(store.tasks.write(
+            move |_| {
+                let _ = started.send(());
+                let _ = go.recv();
+                Ok(())
+            },
+            noted("first"),
+        )))
+        .await;
+        running.await.unwrap();
+        let unhurried = queued(Box::pin(
+            store.tasks.write_unhurried(|_| Ok(()), noted("unhurried")),
+        ))
+        .await;
+        let route = queued(Box::pin(store.tasks.write(|_| Ok(()), noted("route")))).await;
+        release.send(()).unwrap();
+        first.await.unwrap();
+        route.await.unwrap();
+        unhurried.await.unwrap();
+        assert_eq!(*order.lock().unwrap(), ["first", "route", "unhurried"]);
+        // Alone, it is written all the same.
+        store
+            .tasks
+            .write_unhurried(|_| Ok(()), noted("alone"))
+            .await
+            .unwrap();
+        assert_eq!(
+            order.lock().unwrap().last().map(String::as_str),
+            Some("alone")
+        );
+    }
 }

@@ -277,19 +277,22 @@ impl TaskStore for SqliteStore {
         let task_id = commit.route.task_id.clone();
         let (after, data) = (commit.after.clone(), commit.event_json.clone());
         let store = self.clone();
-        let written = self
-            .tasks
-            .write(
-                move |connection| commit::commit(connection, expected_generation, &commit),
-                // In commit order, on the writer: the event, then the effects.
-                move |written| {
-                    if let Some(event_id) = written {
-                        store.publish(*event_id, &data);
-                        after.run(*event_id);
-                    }
-                },
-            )
-            .await?;
+        let unhurried = commit.unhurried;
+        let work = move |connection: &rusqlite::Connection| {
+            commit::commit(connection, expected_generation, &commit)
+        };
+        // In commit order, on the writer: the event, then the effects.
+        let then = move |written: &Option<i64>| {
+            if let Some(event_id) = written {
+                store.publish(*event_id, &data);
+                after.run(*event_id);
+            }
+        };
+        let written = if unhurried {
+            self.tasks.write_unhurried(work, then).await?
+        } else {
+            self.tasks.write(work, then).await?
+        };
         match written {
             Some(event_id) => Ok(event_id),
             // Nothing was written: the route as it is now, read after the batch.
