@@ -306,34 +306,60 @@ mod tests {
         write
     }
 
-    #[tokio::test]
-    async fn a_burst_of_new_tasks_waits_behind_the_work_in_progress() {
-        let (_dir, _url, store) = open_temp().await;
-        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let noted = |name: &str| {
-            let (order, name) = (order.clone(), name.to_owned());
-            move |(): &()| order.lock().unwrap().push(name)
-        };
-        // A first write holds the writer inside its batch until it is let go...
+    /// The order in which writes' after-commit steps ran.
+    type Order = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+    /// An after-commit step that notes `name` in `order`.
+    fn noted(order: &Order, name: &str) -> impl FnOnce(&()) + Send + 'static {
+        let (order, name) = (order.clone(), name.to_owned());
+        move |(): &()| order.lock().unwrap().push(name)
+    }
+
+    /// Hold the writer inside a batch: a first write (noted `first`) that
+    /// waits to be let go. Answers it, queued, and what lets it go.
+    async fn hold_writer<'a>(
+        store: &'a SqliteStore,
+        order: &Order,
+    ) -> (
+        impl std::future::Future<Output = Result<(), StoreError>> + Unpin + 'a,
+        std::sync::mpsc::Sender<()>,
+    ) {
         let (started, running) = tokio::sync::oneshot::channel();
         let (release, go) = std::sync::mpsc::channel::<()>();
-        let first = queued(Box::pin(store.tasks.write_new(
+        let first = queued(Box::pin(store.tasks.write(
             move |_| {
                 let _ = started.send(());
                 let _ = go.recv();
                 Ok(())
             },
-            noted("first"),
+            noted(order, "first"),
         )))
         .await;
         running.await.unwrap();
+        (first, release)
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_new_tasks_waits_behind_the_work_in_progress() {
+        let (_dir, _url, store) = open_temp().await;
+        let order = Order::default();
+        // A first write holds the writer inside its batch until it is let go...
+        let (first, release) = hold_writer(&store, &order).await;
         // ...while forty new tasks queue, then one route's commit.
         let mut writes = Vec::new();
         for index in 0..40 {
             let name = format!("new {index}");
-            writes.push(queued(Box::pin(store.tasks.write_new(|_| Ok(()), noted(&name)))).await);
+            writes.push(
+                queued(Box::pin(
+                    store.tasks.write_new(|_| Ok(()), noted(&order, &name)),
+                ))
+                .await,
+            );
         }
-        let route = queued(Box::pin(store.tasks.write(|_| Ok(()), noted("route")))).await;
+        let route = queued(Box::pin(
+            store.tasks.write(|_| Ok(()), noted(&order, "route")),
+        ))
+        .await;
         release.send(()).unwrap();
         first.await.unwrap();
         route.await.unwrap();
@@ -351,31 +377,21 @@ mod tests {
     #[tokio::test]
     async fn an_unhurried_write_rides_with_the_next_work_or_goes_alone() {
         let (_dir, _url, store) = open_temp().await;
-        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let noted = |name: &str| {
-            let (order, name) = (order.clone(), name.to_owned());
-            move |(): &()| order.lock().unwrap().push(name)
-        };
+        let order = Order::default();
         // The writer is held inside a batch while an unhurried write, then a
         // route's commit, queue: the unhurried one is written after the
         // commit that came later, with it.
-        let (started, running) = tokio::sync::oneshot::channel();
-        let (release, go) = std::sync::mpsc::channel::<()>();
-        let first = queued(Box::pin(store.tasks.write(
-            move |_| {
-                let _ = started.send(());
-                let _ = go.recv();
-                Ok(())
-            },
-            noted("first"),
-        )))
-        .await;
-        running.await.unwrap();
+        let (first, release) = hold_writer(&store, &order).await;
         let unhurried = queued(Box::pin(
-            store.tasks.write_unhurried(|_| Ok(()), noted("unhurried")),
+            store
+                .tasks
+                .write_unhurried(|_| Ok(()), noted(&order, "unhurried")),
         ))
         .await;
-        let route = queued(Box::pin(store.tasks.write(|_| Ok(()), noted("route")))).await;
+        let route = queued(Box::pin(
+            store.tasks.write(|_| Ok(()), noted(&order, "route")),
+        ))
+        .await;
         release.send(()).unwrap();
         first.await.unwrap();
         route.await.unwrap();
@@ -384,7 +400,7 @@ mod tests {
         // Alone, it is written all the same.
         store
             .tasks
-            .write_unhurried(|_| Ok(()), noted("alone"))
+            .write_unhurried(|_| Ok(()), noted(&order, "alone"))
             .await
             .unwrap();
         assert_eq!(
