@@ -496,7 +496,6 @@ impl Engine {
         // Run in this task (a stop aborts it where it waits); a panic in an
         // adapter is caught here rather than end the task.
         let calling = Instant::now();
-        let gateway = tap.as_ref().map(|tap| (tap.engine.clone(), tap.id.clone()));
         let call = Abortable::new(
             std::panic::AssertUnwindSafe(
                 async move {
@@ -539,11 +538,10 @@ impl Engine {
             // so a person decides (the catalogue does not know this evidence).
             Ok(Err(_)) => {
                 // The call's time is not Switchback's own, whatever became of it.
-                if let Some((engine, id)) = &gateway {
-                    engine
-                        .inner
+                if task.gateway.is_some() {
+                    self.inner
                         .watchers
-                        .tell(id, &CallNews::Called(calling.elapsed()));
+                        .tell(&task.id, &CallNews::Called(calling.elapsed()));
                 }
                 (
                     CallOutcome::Failed {

@@ -133,13 +133,17 @@ impl TaskStore for SqliteStore {
             .write_new(
                 move |connection| commit::create_task(connection, &written),
                 {
-                    let (store, written) = (self.clone(), write.clone());
+                    let (store, data) = (self.clone(), write.event_json.clone());
+                    let start = write
+                        .start
+                        .as_ref()
+                        .map(|start| (start.event_json.clone(), start.after.clone()));
                     move |created| {
                         if let commit::Created::New(event_id, started) = created {
-                            store.publish(*event_id, &written.event_json);
-                            if let (Some(event_id), Some(start)) = (started, &written.start) {
-                                store.publish(*event_id, &start.event_json);
-                                start.after.run(*event_id);
+                            store.publish(*event_id, &data);
+                            if let (Some(event_id), Some((data, after))) = (started, &start) {
+                                store.publish(*event_id, data);
+                                after.run(*event_id);
                             }
                         }
                     }
