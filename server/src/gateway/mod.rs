@@ -311,7 +311,7 @@ async fn serve(
     let now = services.clock.now();
     if services
         .open_tasks
-        .check(services.store.as_ref(), now.as_millis())
+        .check(&services.store, now.as_millis())
         .await
         .is_err()
     {

@@ -1,16 +1,17 @@
 //! The most unfinished tasks a server holds (`--max-open-tasks`): past it, a
 //! new task is refused with 429 until some finish. The count is the store's
-//! (every replica's tasks), read at most once a second and counted up by
-//! this server's own creations in between, so a burst of creations does not
-//! each scan the routes.
+//! (every replica's tasks), counted up by this server's own creations and
+//! counted again at most once a second. Only the first check counts in line;
+//! later ones answer from the last count while one recount at a time runs
+//! beside them, so no request waits for a count (under load, a count that
+//! every request began the moment the last one went stale held them all up).
 
 use std::sync::{Arc, Mutex};
 
 use api::ApiError;
-use policy::route::RouteState;
 
 use crate::error::AppError;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// How long a count of open tasks is trusted.
 const RECOUNT_AFTER_MS: i64 = 1_000;
@@ -19,7 +20,16 @@ const RECOUNT_AFTER_MS: i64 = 1_000;
 #[derive(Debug, Clone)]
 pub struct OpenTasks {
     limit: u64,
-    counted: Arc<Mutex<Option<(i64, u64)>>>,
+    counted: Arc<Mutex<Counted>>,
+}
+
+#[derive(Debug, Default)]
+struct Counted {
+    /// When the store was last counted, and the count since (with this
+    /// server's creations added).
+    last: Option<(i64, u64)>,
+    /// Whether a recount is under way.
+    recounting: bool,
 }
 
 impl OpenTasks {
@@ -37,31 +47,41 @@ impl OpenTasks {
     }
 
     /// Refuse a new task when the store holds the limit already.
-    pub async fn check(&self, store: &dyn Store, now_ms: i64) -> Result<(), AppError> {
+    pub async fn check(&self, store: &Arc<dyn Store>, now_ms: i64) -> Result<(), AppError> {
         if self.limit == 0 {
             return Ok(());
         }
-        let cached = *self
-            .counted
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        let open = match cached {
-            Some((at_ms, open)) if now_ms.saturating_sub(at_ms) < RECOUNT_AFTER_MS => open,
-            _ => {
-                let open = store
-                    .count_routes()
-                    .await?
-                    .into_iter()
-                    .filter(|(state, _)| {
-                        !matches!(state, RouteState::Completed | RouteState::Stopped)
-                    })
-                    .map(|(_, count)| u64::try_from(count).unwrap_or(0))
-                    .sum();
-                *self
-                    .counted
-                    .lock()
-                    .unwrap_or_else(|poison| poison.into_inner()) = Some((now_ms, open));
+        let (last, recount) = {
+            let mut counted = self.lock();
+            let stale = counted
+                .last
+                .is_some_and(|(at_ms, _)| now_ms.saturating_sub(at_ms) >= RECOUNT_AFTER_MS);
+            let recount = stale && !counted.recounting;
+            counted.recounting |= recount;
+            (counted.last, recount)
+        };
+        let open = match last {
+            Some((_, open)) => {
+                if recount {
+                    let (this, store) = (self.clone(), store.clone());
+                    tokio::spawn(async move {
+                        let counted = count(store.as_ref()).await;
+                        let mut counted_now = this.lock();
+                        counted_now.recounting = false;
+                        match counted {
+                            Ok(open) => counted_now.last = Some((now_ms, open)),
+                            Err(error) => tracing::warn!(
+                                error = %error,
+                                "counting open tasks failed; the next check counts again"
+                            ),
+                        }
+                    });
+                }
                 open
+            }
+            None => {
+                let open = count(store.as_ref()).await?;
+                self.lock().last.get_or_insert((now_ms, open)).1
             }
         };
         if open >= self.limit {
@@ -72,13 +92,18 @@ impl OpenTasks {
 
     /// Count a task this server just created.
     pub fn created(&self) {
-        if let Some((_, open)) = self
-            .counted
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .as_mut()
-        {
+        if let Some((_, open)) = self.lock().last.as_mut() {
             *open = open.saturating_add(1);
         }
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Counted> {
+        self.counted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+async fn count(store: &dyn Store) -> Result<u64, StoreError> {
+    Ok(u64::try_from(store.count_open_routes().await?).unwrap_or(0))
 }

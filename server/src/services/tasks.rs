@@ -50,7 +50,7 @@ impl Services {
         };
         let now = self.clock.now();
         self.open_tasks
-            .check(self.store.as_ref(), now.as_millis())
+            .check(&self.store, now.as_millis())
             .await?;
         let task = Task {
             id: TaskId::new(new_id()),

@@ -328,6 +328,11 @@ pub trait TaskStore: Send + Sync {
     /// How many routes are in each state.
     async fn count_routes(&self) -> Result<Vec<(RouteState, i64)>, StoreError>;
 
+    /// How many routes are unfinished (neither completed nor stopped): an index
+    /// range as long as the unfinished routes, however many finished ones the
+    /// store keeps.
+    async fn count_open_routes(&self) -> Result<i64, StoreError>;
+
     /// The circuits that close `provider_id` or its `model`.
     async fn circuits_over(
         &self,
@@ -359,8 +364,10 @@ pub trait TaskStore: Send + Sync {
     /// The newest route event's id.
     async fn last_event_id(&self) -> Result<i64, StoreError>;
 
-    /// Drop route events older than the newest `keep`.
-    async fn prune_events(&self, keep: i64) -> Result<(), StoreError>;
+    /// Drop the oldest route events beyond the newest `keep`, at most
+    /// `at_most` of them; answers how many went. A bounded step, so a long
+    /// log is pruned in short writes that others' writes come between.
+    async fn prune_events(&self, keep: i64, at_most: i64) -> Result<u64, StoreError>;
 }
 
 /// What a pass over many routes at once reads and writes (the restart pass, a

@@ -31,6 +31,10 @@ macro_rules! unfinished {
     };
 }
 
+/// How many routes are unfinished, read through the index on their state.
+pub(super) const COUNT_OPEN_ROUTES: &str =
+    concat!("SELECT COUNT(*) FROM routes WHERE state IN ", unfinished!());
+
 /// The shared reads and statements on the database `DB`: `Sql::<Sqlite>` and
 /// `Sql::<Postgres>`.
 pub(super) struct Sql<DB>(PhantomData<DB>);

@@ -396,13 +396,17 @@ async fn past_the_most_open_tasks_a_new_one_is_refused() {
         )
         .await;
     let task = json!({"profile_id": profile["id"], "prompt": "hello"});
+    let mut created = Vec::new();
     for _ in 0..2 {
         let (status, body) = api
             .call(Method::POST, "/api/tasks", Some(task.clone()))
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
+        created.push(body);
     }
-    let (status, body) = api.call(Method::POST, "/api/tasks", Some(task)).await;
+    let (status, body) = api
+        .call(Method::POST, "/api/tasks", Some(task.clone()))
+        .await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert_eq!(body["error"], "too_many_tasks");
     assert_eq!(body["limit"], 2);
@@ -411,5 +415,55 @@ async fn past_the_most_open_tasks_a_new_one_is_refused() {
         page["tasks"].as_array().unwrap().len(),
         2,
         "nothing started"
+    );
+
+    // One stops. Within the second, the count stands; past it, the next
+    // request answers from the last count while it is counted again beside
+    // it, and a request after the recount is taken.
+    let path = format!("/api/tasks/{}/actions", created[0]["id"].as_str().unwrap());
+    let mut generation = created[0]["route"]["generation"].clone();
+    loop {
+        // A dispatch may move the route first: stop it where it is.
+        let (status, body) = api
+            .call(
+                Method::POST,
+                &path,
+                Some(json!({"action": "stop", "generation": generation})),
+            )
+            .await;
+        match status {
+            StatusCode::OK => break,
+            StatusCode::CONFLICT => generation = body["route"]["generation"].clone(),
+            _ => panic!("{status}: {body}"),
+        }
+    }
+    let (status, _) = api
+        .call(Method::POST, "/api/tasks", Some(task.clone()))
+        .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "counted less than a second ago");
+    api.clock.advance_ms(1_000);
+    let (status, _) = api
+        .call(Method::POST, "/api/tasks", Some(task.clone()))
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the stale count answers; no request waits for a recount"
+    );
+    let mut answered = Vec::new();
+    for _ in 0..200 {
+        let (status, _) = api
+            .call(Method::POST, "/api/tasks", Some(task.clone()))
+            .await;
+        answered.push(status);
+        if status == StatusCode::CREATED {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(
+        answered.last(),
+        Some(&StatusCode::CREATED),
+        "the recount let one more in: {answered:?}"
     );
 }

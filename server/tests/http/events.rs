@@ -172,7 +172,7 @@ async fn a_reconnecting_client_gets_what_it_missed_or_is_told_to_resync() {
     assert_eq!(replayed[0].id, events[1].id);
 
     // Events no longer kept: resync.
-    api.services.store.prune_events(1).await.unwrap();
+    api.services.store.prune_events(1, 1_000).await.unwrap();
     let mut stale = Stream::open(&api, Some(first)).await;
     let event = stale.next().await;
     assert_eq!(event.name, "resync");

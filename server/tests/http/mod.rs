@@ -36,6 +36,8 @@ pub struct Api {
     router: Router,
     /// The services behind the router.
     pub services: Services,
+    /// The services' clock, which only the test moves.
+    pub clock: Arc<ManualClock>,
     _dir: tempfile::TempDir,
 }
 
@@ -85,8 +87,8 @@ impl Api {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("api.db").display());
         let store: Arc<dyn server::store::Store> = Arc::new(SqliteStore::open(&url).await.unwrap());
-        let clock: Arc<dyn server::clock::Clock> =
-            Arc::new(ManualClock::at_millis(1_796_000_000_000));
+        let manual = Arc::new(ManualClock::at_millis(1_796_000_000_000));
+        let clock: Arc<dyn server::clock::Clock> = manual.clone();
         let engine = server::engine::Engine::new(
             store.clone(),
             clock.clone(),
@@ -121,6 +123,7 @@ impl Api {
         Self {
             router: router(state),
             services,
+            clock: manual,
             _dir: dir,
         }
     }

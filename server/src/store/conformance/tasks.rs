@@ -595,19 +595,29 @@ pub async fn circuits_open_probe_once_and_close(store: &dyn Store) {
     );
 }
 
-/// Route events: read after an id, and pruned to the newest.
+/// Route events: read after an id, and pruned to the newest, a bounded step
+/// at a time.
 pub async fn route_events_are_read_after_an_id_and_pruned(store: &dyn Store) {
     held(store).await;
     let last = store.last_event_id().await.unwrap();
     let (after, oldest) = store.events_after(last - 2, 10).await.unwrap();
     assert_eq!(after.len(), 2);
     assert!(oldest.is_some());
-    store.prune_events(1).await.unwrap();
+    let before = store.events_after(0, 100).await.unwrap().0.len();
+    assert!(before > 2);
+    assert_eq!(store.prune_events(1, 1).await.unwrap(), 1, "one step drops at most one");
+    assert_eq!(store.events_after(0, 100).await.unwrap().0.len(), before - 1);
+    assert_eq!(
+        store.prune_events(1, 1_000).await.unwrap(),
+        u64::try_from(before - 2).unwrap()
+    );
+    assert_eq!(store.prune_events(1, 1_000).await.unwrap(), 0);
     let (kept, oldest) = store.events_after(0, 10).await.unwrap();
     assert_eq!((kept.len(), oldest), (1, Some(last)));
 }
 
-/// Tasks are listed newest first, by state, each with its first prompt.
+/// Tasks are listed newest first, by state, each with its first prompt; the
+/// unfinished ones are counted.
 pub async fn tasks_are_listed_by_state(store: &dyn Store) {
     let (_, first, _) = held(store).await;
     waiting(store).await;
@@ -619,6 +629,16 @@ pub async fn tasks_are_listed_by_state(store: &dyn Store) {
     assert_eq!(held[0].task.id, first.id);
     assert_eq!(held[0].prompt, "hello");
     assert_eq!(store.list_tasks(None, None, 10).await.unwrap().len(), 2);
+    assert_eq!(store.count_open_routes().await.unwrap(), 2);
+    store
+        .commit(2, commit(route(&first.id, RouteState::Stopped, 3)))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.count_open_routes().await.unwrap(),
+        1,
+        "a stopped route is not open"
+    );
 }
 
 /// The commit of a firing from generation `expected`, at `now_ms`.

@@ -421,6 +421,12 @@ impl TaskStore for PostgresStore {
             .collect()
     }
 
+    async fn count_open_routes(&self) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(crate::store::shared::COUNT_OPEN_ROUTES)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
     async fn circuits_over(
         &self,
         provider_id: &ProviderId,
@@ -494,13 +500,15 @@ impl TaskStore for PostgresStore {
         Ok(id.unwrap_or(0))
     }
 
-    async fn prune_events(&self, keep: i64) -> Result<(), StoreError> {
-        sqlx::query(
-            "DELETE FROM route_events WHERE seq <= (SELECT MAX(seq) FROM route_events) - $1",
+    async fn prune_events(&self, keep: i64, at_most: i64) -> Result<u64, StoreError> {
+        Ok(sqlx::query(
+            "DELETE FROM route_events WHERE seq IN (SELECT seq FROM route_events \
+             WHERE seq <= (SELECT MAX(seq) FROM route_events) - $1 ORDER BY seq LIMIT $2)",
         )
         .bind(keep)
+        .bind(at_most)
         .execute(&self.pool)
-        .await?;
-        Ok(())
+        .await?
+        .rows_affected())
     }
 }

@@ -380,6 +380,12 @@ impl TaskStore for SqliteStore {
             .collect()
     }
 
+    async fn count_open_routes(&self) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(crate::store::shared::COUNT_OPEN_ROUTES)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
     async fn circuits_over(
         &self,
         provider_id: &ProviderId,
@@ -461,19 +467,20 @@ impl TaskStore for SqliteStore {
         Ok(id.unwrap_or(0))
     }
 
-    async fn prune_events(&self, keep: i64) -> Result<(), StoreError> {
+    async fn prune_events(&self, keep: i64, at_most: i64) -> Result<u64, StoreError> {
         self.tasks
             .write(
                 move |connection| {
-                    connection
+                    let deleted = connection
                         .prepare_cached(
-                            "DELETE FROM route_events \
-                             WHERE id <= (SELECT MAX(id) FROM route_events) - ?",
+                            "DELETE FROM route_events WHERE id IN (SELECT id FROM route_events \
+                             WHERE id <= (SELECT MAX(id) FROM route_events) - ? \
+                             ORDER BY id LIMIT ?)",
                         )?
-                        .execute([keep])?;
-                    Ok(())
+                        .execute([keep, at_most])?;
+                    Ok(u64::try_from(deleted).unwrap_or(u64::MAX))
                 },
-                |()| {},
+                |_| {},
             )
             .await
     }
