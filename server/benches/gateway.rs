@@ -9,8 +9,8 @@
 //! candidate, the mock), and, with `--litellm PROXY`, through LiteLLM's proxy
 //! (`bench/peer-proxy/`) on the same mock: first whole answers
 //! (`stream: false`), then streamed ones (time to the first piece of text).
-//! Each is reported as p50/p99 and the added latency as its percentile less the
-//! direct one's, with errors (a non-200, a transport error, no answer within
+//! Each is reported as p50/p99 (with p99.9 and the slowest, for the tail) and
+//! the added latency as its percentile less the direct one's, with errors (a non-200, a transport error, no answer within
 //! 30 s). The load generator, serve, the mock and the peer share the machine's
 //! cores, as they would on one host.
 //!
@@ -114,8 +114,9 @@ async fn load(
     outcomes
 }
 
-/// p50 and p99 in microseconds of the outcomes that answered, and the errors.
-fn summary(outcomes: &[Outcome]) -> (i64, i64, usize, Option<String>) {
+/// p50, p99, p99.9 and the slowest, in microseconds, of the outcomes that
+/// answered, and the errors.
+fn summary(outcomes: &[Outcome]) -> ([i64; 4], usize, Option<String>) {
     let mut micros: Vec<i64> = outcomes
         .iter()
         .filter_map(|outcome| outcome.as_ref().ok())
@@ -127,8 +128,12 @@ fn summary(outcomes: &[Outcome]) -> (i64, i64, usize, Option<String>) {
         .filter_map(|outcome| outcome.as_ref().err())
         .collect();
     (
-        percentile(&micros, 0.50),
-        percentile(&micros, 0.99),
+        [
+            percentile(&micros, 0.50),
+            percentile(&micros, 0.99),
+            percentile(&micros, 0.999),
+            micros.last().copied().unwrap_or(0),
+        ],
         errors.len(),
         errors.first().map(|error| (*error).clone()),
     )
@@ -249,7 +254,7 @@ async fn main() {
             // A second's warm-up: connections open, caches filled.
             load(&client, url, "bench", stream, rate, 1).await;
             let outcomes = load(&client, url, "bench", stream, rate, seconds).await;
-            let (p50, p99, errors, first_error) = summary(&outcomes);
+            let ([p50, p99, p999, slowest], errors, first_error) = summary(&outcomes);
             if *name == "direct" {
                 direct[index] = (p50, p99);
             }
@@ -258,11 +263,13 @@ async fn main() {
             }
             let added = (p50 - direct[index].0, p99 - direct[index].1);
             println!(
-                "{shape:6} {name:10} p50 {:>8.3} ms  p99 {:>8.3} ms  added p50 {:>8.3} ms  p99 {:>8.3} ms  errors {errors}{}",
+                "{shape:6} {name:10} p50 {:>8.3} ms  p99 {:>8.3} ms  added p50 {:>8.3} ms  p99 {:>8.3} ms  (p99.9 {:.1} ms, slowest {:.1} ms)  errors {errors}{}",
                 p50 as f64 / 1e3,
                 p99 as f64 / 1e3,
                 added.0 as f64 / 1e3,
                 added.1 as f64 / 1e3,
+                p999 as f64 / 1e3,
+                slowest as f64 / 1e3,
                 first_error
                     .map(|error| format!(" (first: {error})"))
                     .unwrap_or_default()
