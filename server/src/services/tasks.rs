@@ -49,9 +49,7 @@ impl Services {
             Err(error) => return Err(error.into()),
         };
         let now = self.clock.now();
-        self.open_tasks
-            .check(&self.store, now.as_millis())
-            .await?;
+        self.open_tasks.check(&self.store, now.as_millis()).await?;
         let task = Task {
             id: TaskId::new(new_id()),
             profile_id: profile.id.clone(),

@@ -440,7 +440,11 @@ async fn past_the_most_open_tasks_a_new_one_is_refused() {
     let (status, _) = api
         .call(Method::POST, "/api/tasks", Some(task.clone()))
         .await;
-    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "counted less than a second ago");
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "counted less than a second ago"
+    );
     api.clock.advance_ms(1_000);
     let (status, _) = api
         .call(Method::POST, "/api/tasks", Some(task.clone()))

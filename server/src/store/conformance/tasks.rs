@@ -605,8 +605,15 @@ pub async fn route_events_are_read_after_an_id_and_pruned(store: &dyn Store) {
     assert!(oldest.is_some());
     let before = store.events_after(0, 100).await.unwrap().0.len();
     assert!(before > 2);
-    assert_eq!(store.prune_events(1, 1).await.unwrap(), 1, "one step drops at most one");
-    assert_eq!(store.events_after(0, 100).await.unwrap().0.len(), before - 1);
+    assert_eq!(
+        store.prune_events(1, 1).await.unwrap(),
+        1,
+        "one step drops at most one"
+    );
+    assert_eq!(
+        store.events_after(0, 100).await.unwrap().0.len(),
+        before - 1
+    );
     assert_eq!(
         store.prune_events(1, 1_000).await.unwrap(),
         u64::try_from(before - 2).unwrap()
