@@ -7,7 +7,7 @@ use crate::client::http_client_with_connect_timeout;
 use crate::config::{ProviderConfig, Timeouts};
 use crate::translate::Unsupported;
 use crate::wire::Wire;
-use crate::{http, simulated};
+use crate::{cli, http, simulated};
 
 /// A provider the engine can call: an HTTP adapter for `anthropic`, `openai` and
 /// `openai_compatible`, or a script player for `simulated`.
@@ -70,6 +70,9 @@ impl Adapter {
         let Some(client) = &request.client else {
             return Ok(());
         };
+        if self.config.cli.is_some() {
+            return client.prompt().map(drop);
+        }
         match self.wire() {
             Some(wire) => client
                 .body_for(wire, &request.model, request.max_tokens)
@@ -120,6 +123,16 @@ impl Adapter {
         request: &CallRequest,
         observer: &dyn Observer,
     ) -> CallOutcome {
+        if let Some(cli) = &self.config.cli {
+            return cli::call(
+                cli,
+                self.config.family.as_str(),
+                &self.config.timeouts,
+                request,
+                observer,
+            )
+            .await;
+        }
         match self.wire() {
             Some(wire) => http::call(&self.client, &self.config, wire, request, observer).await,
             None => {

@@ -41,6 +41,9 @@ pub struct ProviderConfig {
     /// The script of a simulated provider (see [`crate::simulated`]); ignored by the others.
     #[serde(default)]
     pub script: Vec<SimulatedStep>,
+    /// The agent CLI to run in place of an HTTP call (see [`crate::cli`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli: Option<crate::cli::CliConfig>,
 }
 
 impl ProviderConfig {
@@ -58,6 +61,7 @@ impl ProviderConfig {
             api_key_env: None,
             timeouts: Timeouts::default(),
             script,
+            cli: None,
         }
     }
 }

@@ -16,6 +16,8 @@
 //!   failed connection is named, read from reqwest's error chain; `key`: the key,
 //!   read from the environment at call time, never shown, and scrubbed from what
 //!   the call brings back.
+//! - [`cli`]: an agent CLI (Claude Code, Codex, the Gemini CLI, any command)
+//!   run as a process per call, its events read into the answer or the evidence.
 //! - `client`: the shared HTTP client (rustls with ring, HTTP/1.1, no proxy).
 //! - [`simulated`]: the script format and its player.
 //! - `mock` (feature `mock`): a loopback server speaking both protocols, for tests.
@@ -33,6 +35,7 @@
 
 mod adapter;
 mod call;
+pub mod cli;
 mod client;
 mod config;
 mod http;
@@ -49,6 +52,7 @@ pub use adapter::Adapter;
 pub use call::{
     CallOutcome, CallRequest, Message, Observer, Role, StopReason, ToolCall, ToolPiece, Usage,
 };
+pub use cli::{CliConfig, CliPreset};
 pub use client::{http_client, http_client_builder, http_client_with_connect_timeout};
 pub use config::{ProviderConfig, Timeouts};
 pub use http::MAX_ERROR_BODY_BYTES;

@@ -378,6 +378,7 @@ impl MockProvider {
             api_key_env: None,
             timeouts: Timeouts::default(),
             script: Vec::new(),
+            cli: None,
         }
     }
 

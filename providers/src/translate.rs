@@ -204,6 +204,36 @@ impl ClientRequest {
         self.messages(object).map(drop)
     }
 
+    /// The request as one prompt, for a candidate that reads a prompt rather
+    /// than a conversation (an agent CLI): its system text and messages written
+    /// out in order. Sampling settings and stop sequences have nowhere to go, so
+    /// a request with any is refused; its token budget is not enforced (an agent
+    /// stops when its work is done).
+    pub(crate) fn prompt(&self) -> Result<String, Unsupported> {
+        let portable = self.portable()?;
+        for (field, given) in [
+            ("temperature", portable.temperature.is_some()),
+            ("top_p", portable.top_p.is_some()),
+            (self.stop_field(), !portable.stop.is_empty()),
+        ] {
+            if given {
+                return Err(Unsupported::new(
+                    field,
+                    "an agent CLI takes no sampling settings or stop sequences",
+                ));
+            }
+        }
+        let messages: Vec<(&str, String)> = portable
+            .messages
+            .iter()
+            .map(|message| (message.role, message.texts.join("\n\n")))
+            .collect();
+        Ok(crate::cli::prompt_of(
+            &portable.system.join("\n\n"),
+            &messages,
+        ))
+    }
+
     fn object(&self) -> Result<&Map<String, Value>, Unsupported> {
         self.body
             .as_object()

@@ -711,6 +711,7 @@ async fn an_unresolvable_host_is_dns() {
             api_key_env: None,
             timeouts: Timeouts::default(),
             script: Vec::new(),
+            cli: None,
         };
         let outcome = Adapter::new(config, client.clone()).call(&request()).await;
         assert_eq!(

@@ -1,0 +1,740 @@
+//! Agent CLIs as providers: Claude Code, Codex, the Gemini CLI, or any command
+//! that reads a prompt and prints an answer. One process per call, in a
+//! process group of its own; its structured events become the answer's text as
+//! they come, and its failure (exit status, stderr, its final error event)
+//! becomes the evidence the catalogue reads with the CLI's family.
+//!
+//! The CLI's own retries are turned off where it allows (Claude Code's
+//! `CLAUDE_CODE_MAX_RETRIES=0`); where a CLI retries anyway, its first retry
+//! event is taken as the failure and the process is stopped, so the
+//! candidate's policy and circuits decide what happens next, not the CLI.
+//!
+//! What an agent did before it failed is an effect: assistant text, a tool
+//! call, a command, a file change. Any of it in the call's output makes the
+//! failure unsafe to re-run (`partial_output` is not empty); a failure before
+//! any (a usage window, a bad login, a missing binary) is safe to recover. The
+//! structured presets know which events are work; the generic preset counts
+//! any stdout as work.
+
+use std::process::Stdio;
+
+use catalogue::{Evidence, Transport};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::time::{Instant, timeout_at};
+
+use crate::call::{CallOutcome, CallRequest, Observer, StopReason};
+use crate::config::Timeouts;
+use crate::key::{ApiKey, read_key};
+
+/// The most of a CLI's stderr kept as evidence, in bytes.
+const MAX_STDERR_BYTES: usize = 64 * 1024;
+
+/// Stands for the model's name in a command's arguments.
+pub const MODEL_PLACEHOLDER: &str = "{model}";
+
+/// Stands for the prompt in a command's arguments; a command without it reads
+/// the prompt on its standard input.
+pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
+
+/// Which CLI a command runs, and so how its output reads.
+///
+/// ```
+/// use providers::CliPreset;
+/// assert_eq!(CliPreset::ClaudeCode.as_str(), "claude_code");
+/// assert_eq!(CliPreset::Codex.family(), Some("codex"));
+/// assert_eq!(CliPreset::Generic.family(), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CliPreset {
+    /// Claude Code, `claude -p --output-format stream-json --verbose`.
+    ClaudeCode,
+    /// OpenAI's Codex CLI, `codex exec --json`.
+    Codex,
+    /// Google's Gemini CLI, `gemini --output-format stream-json`.
+    GeminiCli,
+    /// Any command: its stdout is the answer.
+    Generic,
+}
+
+impl CliPreset {
+    /// Every preset, in the order forms list them.
+    pub const ALL: [CliPreset; 4] = [
+        Self::ClaudeCode,
+        Self::Codex,
+        Self::GeminiCli,
+        Self::Generic,
+    ];
+
+    /// The snake_case name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude_code",
+            Self::Codex => "codex",
+            Self::GeminiCli => "gemini_cli",
+            Self::Generic => "generic",
+        }
+    }
+
+    /// The catalogue family its failures are read with (the generic preset
+    /// takes its provider's).
+    pub fn family(self) -> Option<&'static str> {
+        match self {
+            Self::ClaudeCode => Some("claude_code"),
+            Self::Codex => Some("codex"),
+            Self::GeminiCli => Some("gemini_cli"),
+            Self::Generic => None,
+        }
+    }
+
+    /// The command it runs unless a provider says otherwise: the program, then
+    /// its arguments, `{model}` and `{prompt}` filled in at each call.
+    ///
+    /// ```
+    /// assert_eq!(providers::CliPreset::Codex.command().join(" "), "codex exec --json --model {model}");
+    /// ```
+    pub fn command(self) -> Vec<String> {
+        let words: &[&str] = match self {
+            Self::ClaudeCode => &[
+                "claude",
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--model",
+                MODEL_PLACEHOLDER,
+            ],
+            Self::Codex => &["codex", "exec", "--json", "--model", MODEL_PLACEHOLDER],
+            Self::GeminiCli => &[
+                "gemini",
+                "--output-format",
+                "stream-json",
+                "--model",
+                MODEL_PLACEHOLDER,
+                "-p",
+                PROMPT_PLACEHOLDER,
+            ],
+            Self::Generic => &[],
+        };
+        words.iter().map(|word| (*word).to_owned()).collect()
+    }
+
+    /// Settings the process always gets, whatever the provider passes through:
+    /// the CLI's own retries off where it has a switch for them.
+    fn settings(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::ClaudeCode => &[
+                ("CLAUDE_CODE_MAX_RETRIES", "0"),
+                ("DISABLE_AUTOUPDATER", "1"),
+            ],
+            Self::Codex | Self::GeminiCli | Self::Generic => &[],
+        }
+    }
+
+    /// What one line of its stdout says.
+    fn read(self, line: &str) -> Vec<Said> {
+        match self {
+            Self::Generic => vec![Said::Work(Work::Piece(format!("{line}\n")))],
+            structured => match serde_json::from_str::<Value>(line) {
+                Ok(event) => match structured {
+                    Self::ClaudeCode => claude_code(&event),
+                    Self::Codex => codex(&event),
+                    _ => gemini_cli(&event),
+                },
+                // Not an event: a line a CLI printed around its events. Kept for
+                // the evidence, but it is not work.
+                Err(_) => vec![Said::Note(line.to_owned())],
+            },
+        }
+    }
+}
+
+/// How to run an agent CLI.
+///
+/// ```
+/// let config: providers::CliConfig = serde_json::from_value(serde_json::json!({
+///     "preset": "claude_code",
+///     "env": ["HOME", "PATH", "ANTHROPIC_API_KEY"],
+/// })).unwrap();
+/// assert_eq!(config.program_and_arguments()[0], "claude");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CliConfig {
+    /// Which CLI, and so how its output reads.
+    pub preset: CliPreset,
+    /// The program and its arguments, with `{model}` and `{prompt}` filled in at
+    /// each call; empty for the preset's. Never run through a shell.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Where it runs; the server's own working directory when unset.
+    #[serde(default)]
+    pub working_dir: Option<String>,
+    /// The environment variables passed through from the server's environment;
+    /// every other one is cleared.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// The IANA time zone the CLI prints its wall-clock resets in ("resets
+    /// 3pm"); the server's own when unset.
+    #[serde(default)]
+    pub time_zone: Option<String>,
+}
+
+impl CliConfig {
+    /// A preset's command, with no variable passed through.
+    pub fn preset(preset: CliPreset) -> Self {
+        Self {
+            preset,
+            command: Vec::new(),
+            working_dir: None,
+            env: Vec::new(),
+            time_zone: None,
+        }
+    }
+
+    /// The command as configured, or the preset's.
+    pub fn program_and_arguments(&self) -> Vec<String> {
+        if self.command.is_empty() {
+            self.preset.command()
+        } else {
+            self.command.clone()
+        }
+    }
+}
+
+/// The prompt an agent CLI is given for a conversation: a single message as it
+/// is; otherwise the system text and each message under its speaker's name.
+///
+/// ```
+/// assert_eq!(providers::cli::prompt_of("", &[("user", "Hi".into())]), "Hi");
+/// assert_eq!(
+///     providers::cli::prompt_of("Be brief.", &[("user", "Hi".into())]),
+///     "System: Be brief.\n\nUser: Hi",
+/// );
+/// ```
+pub fn prompt_of(system: &str, messages: &[(&str, String)]) -> String {
+    if let ([("user", only)], "") = (messages, system) {
+        return only.clone();
+    }
+    let mut parts = Vec::with_capacity(messages.len() + 1);
+    if !system.is_empty() {
+        parts.push(format!("System: {system}"));
+    }
+    for (role, text) in messages {
+        let speaker = if *role == "assistant" {
+            "Assistant"
+        } else {
+            "User"
+        };
+        parts.push(format!("{speaker}: {text}"));
+    }
+    parts.join("\n\n")
+}
+
+/// Work an agent did, as its output shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Work {
+    /// A piece of assistant text, streamed: the next piece follows it directly.
+    Piece(String),
+    /// A whole assistant message: a paragraph of the answer.
+    Message(String),
+    /// A tool call, a command or a file change, described.
+    Act(String),
+}
+
+/// What a line of a CLI's output says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Said {
+    /// The agent worked.
+    Work(Work),
+    /// The CLI is about to retry a failed request on its own: the failure, with
+    /// the status it names.
+    Retrying(String, Option<u16>),
+    /// The run failed: what the CLI says of it, with the status it names.
+    Error(String, Option<u16>),
+    /// An error the CLI reports and may carry on after (a warning): kept for
+    /// the evidence, should the run fail.
+    Warning(String),
+    /// The run ended well; the final answer when the CLI repeats it whole.
+    Done(Option<String>),
+    /// A line that is neither: kept for the evidence only.
+    Note(String),
+}
+
+fn text_of(value: &Value) -> Option<&str> {
+    value.as_str().filter(|text| !text.is_empty())
+}
+
+fn status_of(value: &Value) -> Option<u16> {
+    value.as_u64().and_then(|status| u16::try_from(status).ok())
+}
+
+/// A JSON value as short text, for a tool call's description.
+fn brief(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// Claude Code's `stream-json` events: whole assistant messages (text and
+/// tool calls), `api_retry` notices, and the final `result`, whose `is_error`
+/// is the verdict (an API error can end with `"subtype": "success"` and exit
+/// status 0). An API error also comes as a synthetic assistant message with an
+/// `error` field: its text is the error, not the agent's work.
+fn claude_code(event: &Value) -> Vec<Said> {
+    let blocks = || event["message"]["content"].as_array().into_iter().flatten();
+    match event["type"].as_str() {
+        Some("assistant") if !event["error"].is_null() => {
+            let text: Vec<&str> = blocks()
+                .filter_map(|block| text_of(&block["text"]))
+                .collect();
+            vec![Said::Warning(text.join("\n"))]
+        }
+        Some("assistant") => blocks()
+            .filter_map(|block| match block["type"].as_str() {
+                Some("text") => {
+                    text_of(&block["text"]).map(|text| Said::Work(Work::Message(text.to_owned())))
+                }
+                Some("tool_use") => Some(Said::Work(Work::Act(format!(
+                    "[tool call {} {}]",
+                    block["name"].as_str().unwrap_or("?"),
+                    brief(&block["input"])
+                )))),
+                _ => None,
+            })
+            .collect(),
+        Some("system") if event["subtype"] == "api_retry" => {
+            let error = text_of(&event["error"]).unwrap_or("an API error");
+            let status = status_of(&event["error_status"]);
+            let with_status = status
+                .map(|status| format!(" ({status})"))
+                .unwrap_or_default();
+            vec![Said::Retrying(
+                format!(
+                    "API Error{with_status}: {error}; Claude Code was about to retry it on its own"
+                ),
+                status,
+            )]
+        }
+        Some("result") => {
+            let failed = event["is_error"] == Value::Bool(true)
+                || event["subtype"]
+                    .as_str()
+                    .is_some_and(|subtype| subtype.starts_with("error"));
+            let result = text_of(&event["result"]).map(str::to_owned);
+            if failed {
+                let errors: Vec<&str> = event["errors"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(text_of)
+                    .collect();
+                let text = result
+                    .or_else(|| (!errors.is_empty()).then(|| errors.join("\n")))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "Claude Code ended with {}",
+                            event["subtype"].as_str().unwrap_or("an error")
+                        )
+                    });
+                vec![Said::Error(text, status_of(&event["api_error_status"]))]
+            } else {
+                vec![Said::Done(result)]
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Codex's `exec --json` events: whole items (messages, commands, file
+/// changes, tool calls), and `turn.completed` or `turn.failed` as the verdict.
+/// An `error` event may be a warning the turn survives; "Reconnecting... 1/5"
+/// is Codex retrying a stream on its own.
+fn codex(event: &Value) -> Vec<Said> {
+    let item = &event["item"];
+    match event["type"].as_str() {
+        Some("item.completed") => match item["type"].as_str() {
+            Some("agent_message") => text_of(&item["text"])
+                .map(|text| Said::Work(Work::Message(text.to_owned())))
+                .into_iter()
+                .collect(),
+            Some("error") => vec![Said::Warning(
+                text_of(&item["message"]).unwrap_or("an error").to_owned(),
+            )],
+            Some("reasoning" | "todo_list") | None => Vec::new(),
+            Some(kind) => vec![Said::Work(Work::Act(format!("[{kind} {}]", brief(item))))],
+        },
+        // A command or a tool call is work from the moment it starts.
+        Some("item.started") => match item["type"].as_str() {
+            Some(kind @ ("command_execution" | "mcp_tool_call" | "file_change" | "web_search")) => {
+                vec![Said::Work(Work::Act(format!("[{kind} {}]", brief(item))))]
+            }
+            _ => Vec::new(),
+        },
+        Some("turn.completed") => vec![Said::Done(None)],
+        Some("turn.failed") => vec![Said::Error(
+            text_of(&event["error"]["message"])
+                .unwrap_or("Codex's turn failed")
+                .to_owned(),
+            None,
+        )],
+        Some("error") => {
+            let message = text_of(&event["message"]).unwrap_or("Codex reported an error");
+            // Codex says it reconnects before retrying a stream on its own.
+            if message.to_ascii_lowercase().starts_with("reconnecting") {
+                vec![Said::Retrying(message.to_owned(), None)]
+            } else {
+                vec![Said::Warning(message.to_owned())]
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The Gemini CLI's `stream-json` events: assistant text in pieces, tool
+/// calls, and the final `result`, whose `status` is the verdict (an `error`
+/// event is a warning the run may survive).
+fn gemini_cli(event: &Value) -> Vec<Said> {
+    match event["type"].as_str() {
+        Some("message") if event["role"] == "assistant" => text_of(&event["content"])
+            .map(|text| Said::Work(Work::Piece(text.to_owned())))
+            .into_iter()
+            .collect(),
+        Some("tool_use") => vec![Said::Work(Work::Act(format!(
+            "[tool call {} {}]",
+            event["tool_name"].as_str().unwrap_or("?"),
+            brief(&event["parameters"])
+        )))],
+        Some("error") => vec![Said::Warning(
+            text_of(&event["message"])
+                .unwrap_or("the Gemini CLI reported an error")
+                .to_owned(),
+        )],
+        Some("result") if event["status"] == "success" => vec![Said::Done(None)],
+        Some("result") => vec![Said::Error(
+            text_of(&event["error"]["message"])
+                .unwrap_or("the Gemini CLI's run failed")
+                .to_owned(),
+            None,
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// A process group: the CLI and whatever it started. Killed when the call
+/// has read what it needs, and when the call is dropped.
+struct Group(Option<nix::unistd::Pid>);
+
+impl Group {
+    fn kill(&self) {
+        if let Some(group) = self.0 {
+            // Already gone is fine: every process in it has exited.
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// What a call has seen so far.
+struct Seen<'a> {
+    observer: &'a dyn Observer,
+    secrets: &'a [ApiKey],
+    /// The answer's text, as passed on.
+    text: String,
+    /// Everything the agent did, text and acts, for a failure's `partial_output`.
+    work: String,
+    /// Errors and warnings the CLI reported, and the lines that were not events.
+    errors: Vec<String>,
+    notes: Vec<String>,
+    status: Option<u16>,
+    /// The CLI said the run failed.
+    failed: bool,
+    /// A retry the CLI was about to make on its own.
+    retrying: bool,
+    done: Option<Option<String>>,
+}
+
+impl Seen<'_> {
+    fn pass_on(&mut self, piece: String) {
+        self.observer.text(&piece);
+        self.text.push_str(&piece);
+        self.work.push_str(&piece);
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        self.secrets
+            .iter()
+            .fold(text.to_owned(), |text, secret| secret.scrub(&text))
+    }
+
+    fn take(&mut self, said: Said) {
+        match said {
+            Said::Work(Work::Piece(piece)) => self.pass_on(piece),
+            // Messages of one run are paragraphs of one answer.
+            Said::Work(Work::Message(text)) if self.text.is_empty() => self.pass_on(text),
+            Said::Work(Work::Message(text)) => self.pass_on(format!("\n\n{text}")),
+            Said::Work(Work::Act(act)) => {
+                if !self.work.is_empty() {
+                    self.work.push('\n');
+                }
+                self.work.push_str(&act);
+            }
+            Said::Retrying(error, status) => {
+                self.errors.push(error);
+                self.status = self.status.or(status);
+                self.retrying = true;
+            }
+            Said::Error(error, status) => {
+                self.errors.push(error);
+                self.status = self.status.or(status);
+                self.failed = true;
+            }
+            Said::Warning(warning) => self.errors.push(warning),
+            Said::Done(answer) => self.done = Some(answer),
+            Said::Note(note) => self.notes.push(note),
+        }
+    }
+}
+
+/// How the process ended, as far as the call saw.
+enum End {
+    /// It exited with this status.
+    Exited(std::process::ExitStatus),
+    /// It was stopped: it began a retry of its own.
+    Stopped,
+    /// No first event, or too long between events.
+    TimedOut,
+    /// Its output could not be read.
+    Unreadable(String),
+}
+
+/// Runs the CLI for one call. Everything is awaited here: dropping the future
+/// kills the process group.
+pub(crate) async fn call(
+    cli: &CliConfig,
+    provider_family: &str,
+    timeouts: &Timeouts,
+    request: &CallRequest,
+    observer: &dyn Observer,
+) -> CallOutcome {
+    let family = cli.preset.family().unwrap_or(provider_family);
+    let evidence = || {
+        let evidence = Evidence::new(family);
+        match &cli.time_zone {
+            Some(zone) => evidence.with_time_zone(zone),
+            None => evidence,
+        }
+    };
+    let prompt = match &request.client {
+        Some(client) => match client.prompt() {
+            Ok(prompt) => prompt,
+            Err(refused) => {
+                return CallOutcome::failed(evidence().with_output(&format!("not run: {refused}")));
+            }
+        },
+        None => {
+            let messages: Vec<(&str, String)> = request
+                .messages
+                .iter()
+                .map(|message| (message.role.as_str(), message.content.clone()))
+                .collect();
+            prompt_of("", &messages)
+        }
+    };
+    let words = cli.program_and_arguments();
+    let Some((program, arguments)) = words.split_first() else {
+        return CallOutcome::failed(
+            evidence().with_output("not run: the provider names no command"),
+        );
+    };
+    let prompt_in_arguments = arguments
+        .iter()
+        .any(|word| word.contains(PROMPT_PLACEHOLDER));
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(arguments.iter().map(|word| {
+            word.replace(MODEL_PLACEHOLDER, &request.model)
+                .replace(PROMPT_PLACEHOLDER, &prompt)
+        }))
+        .env_clear()
+        .stdin(if prompt_in_arguments {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    // The variables passed through; the values of those that look like secrets
+    // are scrubbed from whatever the CLI prints.
+    let mut secrets = Vec::new();
+    for name in &cli.env {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+            if looks_secret(name)
+                && let Ok(Some(secret)) = read_key(Some(name))
+            {
+                secrets.push(secret);
+            }
+        }
+    }
+    command.envs(cli.preset.settings().iter().copied());
+    if let Some(dir) = &cli.working_dir {
+        command.current_dir(dir);
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            return CallOutcome::failed(
+                evidence().with_output(&format!("could not start `{program}`: {error}")),
+            );
+        }
+    };
+    let group = Group(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(nix::unistd::Pid::from_raw),
+    );
+    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return CallOutcome::failed(evidence().with_output("could not read the CLI's output"));
+    };
+    let stdin = child.stdin.take();
+    let mut seen = Seen {
+        observer,
+        secrets: &secrets,
+        text: String::new(),
+        work: String::new(),
+        errors: Vec::new(),
+        notes: Vec::new(),
+        status: None,
+        failed: false,
+        retrying: false,
+        done: None,
+    };
+    let give_prompt = async {
+        if let Some(mut stdin) = stdin {
+            // A CLI that exits without reading its input is not an error here.
+            let _ = stdin.write_all(prompt.as_bytes()).await;
+        }
+    };
+    let read_errors = async {
+        let mut kept = Vec::new();
+        let _ = (&mut stderr)
+            .take(MAX_STDERR_BYTES as u64)
+            .read_to_end(&mut kept)
+            .await;
+        String::from_utf8_lossy(&kept).into_owned()
+    };
+    let read_events = async {
+        let mut lines = BufReader::new(stdout).lines();
+        let mut deadline = Instant::now() + timeouts.first_byte();
+        loop {
+            match timeout_at(deadline, lines.next_line()).await {
+                Err(_elapsed) => return End::TimedOut,
+                Ok(Err(error)) => return End::Unreadable(error.to_string()),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(line))) => {
+                    deadline = Instant::now() + timeouts.idle();
+                    let line = seen.scrub(&line);
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    for said in cli.preset.read(&line) {
+                        seen.take(said);
+                    }
+                    if seen.retrying {
+                        return End::Stopped;
+                    }
+                }
+            }
+        }
+        match timeout_at(deadline, child.wait()).await {
+            Ok(Ok(status)) => End::Exited(status),
+            Ok(Err(error)) => End::Unreadable(error.to_string()),
+            Err(_elapsed) => End::TimedOut,
+        }
+    };
+    let read_events = async {
+        let end = read_events.await;
+        // Whatever the CLI left running goes with it (and so its ends of the
+        // pipes: the prompt's writer and stderr's reader finish).
+        group.kill();
+        end
+    };
+    let ((), end, stderr) = tokio::join!(give_prompt, read_events, read_errors);
+    let stderr = seen.scrub(&stderr);
+    outcome(seen, end, &stderr, evidence())
+}
+
+/// A variable whose value is a secret by its name's look.
+fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+        .iter()
+        .any(|word| name.contains(word))
+}
+
+fn outcome(seen: Seen<'_>, end: End, stderr: &str, evidence: Evidence) -> CallOutcome {
+    let answered = matches!(&end, End::Exited(status) if status.success()) && !seen.failed;
+    if answered {
+        let mut text = seen.text;
+        if text.is_empty()
+            && let Some(Some(answer)) = seen.done
+        {
+            seen.observer.text(&answer);
+            text = answer;
+        }
+        return CallOutcome::Answered {
+            text,
+            stop: StopReason::End,
+            tool_calls: Vec::new(),
+        };
+    }
+    // The same words often come twice (a CLI's error event, then its verdict).
+    let mut output: Vec<String> = Vec::new();
+    for line in seen.errors.into_iter().chain(seen.notes) {
+        if !line.is_empty() && !output.contains(&line) {
+            output.push(line);
+        }
+    }
+    if !stderr.trim().is_empty() {
+        output.push(stderr.trim_end().to_owned());
+    }
+    let evidence = match end {
+        End::Exited(status) => {
+            output.push(match status.code() {
+                Some(code) => format!("exited with status {code}"),
+                None => "killed by a signal".to_owned(),
+            });
+            evidence
+        }
+        End::TimedOut => evidence.with_transport(Transport::Timeout),
+        End::Stopped => {
+            output.push("stopped: Switchback's policy decides retries, not the CLI".to_owned());
+            evidence
+        }
+        End::Unreadable(error) => {
+            output.push(format!("its output could not be read: {error}"));
+            evidence
+        }
+    };
+    let evidence = match seen.status {
+        Some(status) => evidence.with_status(status),
+        None => evidence,
+    };
+    CallOutcome::Failed {
+        evidence: evidence.with_output(&output.join("\n")),
+        partial_output: seen.work,
+    }
+}
