@@ -29,6 +29,7 @@
 
 mod checks;
 mod classify;
+mod cli;
 mod client_keys;
 mod error;
 mod ids;
@@ -43,6 +44,10 @@ mod tasks;
 mod time;
 
 pub use classify::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Sent};
+pub use cli::{
+    COMMAND_MAX_WORDS, CliRequest, ENV_MAX_NAMES, TIME_ZONE_MAX_CHARS, WORD_MAX_CHARS,
+    check as check_cli,
+};
 pub use client_keys::{
     CLIENT_KEY_NAME_MAX, CLIENT_KEY_PROFILES_MAX, ClientKeyCreated, ClientKeyRequest, ClientKeyView,
 };

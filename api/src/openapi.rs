@@ -58,11 +58,31 @@ macro_rules! json_schema {
 }
 
 json_schema!(
-    /// `anthropic`, `openai`, `openai_compatible` or `simulated`.
+    /// `anthropic`, `openai`, `openai_compatible`, `simulated` or `cli`.
     ProviderKindSchema,
     "ProviderKind",
     json!({"type": "string", "description": "The wire protocol.",
            "enum": ProviderKind::ALL.map(ProviderKind::as_str)})
+);
+
+json_schema!(
+    /// What a `cli` provider runs.
+    CliSchema,
+    "Cli",
+    json!({"type": "object", "additionalProperties": false, "required": ["preset"],
+        "description": "What a cli provider runs: a preset, and optionally its command, working directory, the environment variables passed through, and the time zone it prints resets in.",
+        "properties": {
+            "preset": {"type": "string", "enum": policy::CliPreset::ALL.map(policy::CliPreset::as_str)},
+            "command": {"type": "array", "maxItems": crate::COMMAND_MAX_WORDS,
+                "items": {"type": "string", "maxLength": crate::WORD_MAX_CHARS},
+                "description": "The program, then its arguments; {model} and {prompt} are filled in at each call (without {prompt}, the prompt goes to standard input). Never run through a shell. The preset's when empty."},
+            "working_dir": {"type": "string", "pattern": "^/", "maxLength": crate::WORD_MAX_CHARS},
+            "env": {"type": "array", "maxItems": crate::ENV_MAX_NAMES, "uniqueItems": true,
+                "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "description": "The environment variables passed through; every other one is cleared."},
+            "time_zone": {"type": "string", "maxLength": crate::TIME_ZONE_MAX_CHARS,
+                "description": "The IANA zone the CLI prints its resets in; the server's when left out."}
+        }})
 );
 
 json_schema!(
@@ -243,8 +263,9 @@ named_schema!(
 );
 
 /// Every schema written by hand, by name.
-fn hand_written() -> [(&'static str, Value); 16] {
+fn hand_written() -> [(&'static str, Value); 17] {
     [
+        ("Cli", CliSchema::json()),
         ("SimulatedStep", SimulatedStepSchema::json()),
         ("RouteState", RouteStateSchema::json()),
         ("ManualAction", ManualActionSchema::json()),
@@ -326,14 +347,25 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
                 if kind.needs_key() {
                     required.push("api_key_env");
                 }
+                if *kind == ProviderKind::Cli {
+                    required.push("cli");
+                }
                 // Present and not null: `null` reads as left out.
                 let mut properties = json!({"kind": {"enum": [kind.as_str()]}});
                 for field in &required {
-                    properties[*field] = json!({"type": "string"});
+                    properties[*field] = if *field == "cli" {
+                        json!({"type": "object"})
+                    } else {
+                        json!({"type": "string"})
+                    };
                 }
                 // Only a simulated provider has a script.
                 if *kind != ProviderKind::Simulated {
                     properties["script"] = json!({"type": "null"});
+                }
+                // Only a cli provider runs a command.
+                if *kind != ProviderKind::Cli {
+                    properties["cli"] = json!({"type": "null"});
                 }
                 json!({"properties": properties, "required": required})
             })
@@ -557,6 +589,7 @@ mod tests {
                 api_key_env: None,
                 timeouts: None,
                 script: None,
+                cli: None,
                 revision: None,
             };
             assert_eq!(
@@ -590,6 +623,7 @@ mod tests {
                 api_key_env: None,
                 timeouts: None,
                 script: None,
+                cli: None,
                 revision: None,
             };
             assert_eq!(

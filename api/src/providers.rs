@@ -2,7 +2,9 @@
 //! and the checks in between. A key is never accepted: only the *name* of
 //! the environment variable that holds it, and only a name the server allows.
 
-use policy::{ErrorCode, FieldError, FieldPath, NAME_MAX_CHARS, ProviderFamily, ProviderKind};
+use policy::{
+    CliConfig, ErrorCode, FieldError, FieldPath, NAME_MAX_CHARS, ProviderFamily, ProviderKind,
+};
 use serde::{Deserialize, Serialize};
 use validator::{Validate, ValidationError};
 
@@ -35,6 +37,7 @@ const KEY_ENV_MAX: u64 = KEY_ENV_MAX_CHARS as u64;
 ///     api_key_env: Some("ANTHROPIC_API_KEY".into()),
 ///     timeouts: None,
 ///     script: None,
+///     cli: None,
 ///     revision: None,
 /// };
 /// let spec = request.check(&KeyEnvRules::default()).unwrap();
@@ -76,6 +79,19 @@ pub struct ProviderRequest {
     /// of an update, the stored script is kept.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<crate::openapi::SimulatedStepSchema>>))]
     pub script: Option<serde_json::Value>,
+    /// What a `cli` provider runs (required for `cli`, and only for it): a
+    /// preset (`claude_code`, `codex`, `gemini_cli`, `generic`), and, each
+    /// optional, its `command` (the program, then its arguments, with
+    /// `{model}` and `{prompt}` filled in at each call; never run through a
+    /// shell; the preset's when empty), its `working_dir` (absolute), the
+    /// names in `env` passed through from the server's environment (every
+    /// other variable is cleared; a name that looks like a secret must end in
+    /// `_API_KEY` or be allowed with `--allow-key-env`), and the `time_zone`
+    /// it prints resets in. It runs a program on the server: only someone
+    /// holding the admin token (or anyone, on an open loopback server) can
+    /// set it, as every change.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::CliSchema>))]
+    pub cli: Option<crate::CliRequest>,
     /// The revision this update was made from; required by `PUT`, ignored by `POST`.
     #[validate(range(min = 1))]
     pub revision: Option<Revision>,
@@ -131,6 +147,8 @@ pub struct ProviderSpec {
     pub timeouts: Option<TimeoutsRequest>,
     /// See [`ProviderRequest::script`]: only a `simulated` provider has one.
     pub script: Option<serde_json::Value>,
+    /// See [`ProviderRequest::cli`]: only a `cli` provider has one.
+    pub cli: Option<CliConfig>,
 }
 
 /// Which key variable names the server lets a provider read: any name that
@@ -194,6 +212,16 @@ impl ProviderRequest {
     /// Every error at once, or the provider these values describe. Lengths
     /// count every character sent; the name is stored trimmed.
     pub fn check(&self, keys: &KeyEnvRules) -> Result<ProviderSpec, Vec<FieldError>> {
+        self.check_as(keys, false)
+    }
+
+    /// [`ProviderRequest::check`]; an update may leave out a `cli` provider's
+    /// settings (the stored ones are kept).
+    fn check_as(
+        &self,
+        keys: &KeyEnvRules,
+        updating: bool,
+    ) -> Result<ProviderSpec, Vec<FieldError>> {
         let request = self;
         let root = FieldPath::root();
         let mut errors = field_errors(request.validate(), &root);
@@ -226,13 +254,33 @@ impl ProviderRequest {
                 "is only for a simulated provider",
             ));
         }
+        match &request.cli {
+            None if request.kind == ProviderKind::Cli && !updating => errors.push(FieldError::new(
+                &root.field("cli"),
+                ErrorCode::Required,
+                "is required for a cli provider: at least its preset",
+            )),
+            Some(_) if request.kind != ProviderKind::Cli => errors.push(FieldError::new(
+                &root.field("cli"),
+                ErrorCode::UnknownField,
+                "is only for a cli provider",
+            )),
+            Some(cli) => errors.extend(crate::check_cli(&cli.config(), keys, &root.field("cli"))),
+            None => {}
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
         Ok(ProviderSpec {
             timeouts: request.timeouts,
             script: request.script.clone(),
-            family: request.family.unwrap_or(request.kind.default_family()),
+            cli: request.cli.as_ref().map(crate::CliRequest::config),
+            family: request.family.unwrap_or_else(|| {
+                match request.cli.as_ref().and_then(|cli| cli.preset.family()) {
+                    Some(family) if request.kind == ProviderKind::Cli => family,
+                    _ => request.kind.default_family(),
+                }
+            }),
             base_url: request
                 .base_url
                 .as_deref()
@@ -250,7 +298,7 @@ impl ProviderRequest {
         &self,
         keys: &KeyEnvRules,
     ) -> Result<(ProviderSpec, Revision), Vec<FieldError>> {
-        with_revision(self.check(keys), self.revision)
+        with_revision(self.check_as(keys, true), self.revision)
     }
 }
 
@@ -415,6 +463,10 @@ pub struct ProviderView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<crate::openapi::SimulatedStepSchema>>))]
     pub script: Option<serde_json::Value>,
+    /// What a `cli` provider runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::CliSchema>))]
+    pub cli: Option<CliConfig>,
     /// Send this back with an update.
     pub revision: Revision,
     /// When it was created.

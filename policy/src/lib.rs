@@ -69,6 +69,9 @@ pub use legacy::{LEGACY_DEFAULT_KEY, LegacyAction, normalize_legacy};
 pub use normalize::normalize_policy;
 pub use path::FieldPath;
 pub use profile::{MAX_TOKENS_BOUNDS, MODEL_MAX_CHARS, NAME_MAX_CHARS};
-pub use provider::{ProviderFamily, ProviderKind};
+pub use provider::{
+    CliConfig, CliPreset, MODEL_PLACEHOLDER, PROMPT_PLACEHOLDER, ProviderFamily, ProviderKind,
+    looks_like_a_secret,
+};
 pub use schedule::{Schedule, ScheduleStep, describe_schedule, format_duration_ms, schedule};
 pub use validate::validate_document;

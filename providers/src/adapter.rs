@@ -10,7 +10,7 @@ use crate::wire::Wire;
 use crate::{cli, http, simulated};
 
 /// A provider the engine can call: an HTTP adapter for `anthropic`, `openai` and
-/// `openai_compatible`, or a script player for `simulated`.
+/// `openai_compatible`, a script player for `simulated`, or an agent CLI for `cli`.
 ///
 /// Its `Debug` output shows the configuration, which names the key's environment
 /// variable but never holds the key.
@@ -70,7 +70,7 @@ impl Adapter {
         let Some(client) = &request.client else {
             return Ok(());
         };
-        if self.config.cli.is_some() {
+        if self.config.kind == ProviderKind::Cli {
             return client.prompt().map(drop);
         }
         match self.wire() {
@@ -81,12 +81,12 @@ impl Adapter {
         }
     }
 
-    /// The protocol this provider speaks, `None` for a simulated one.
+    /// The protocol this provider speaks, `None` for a simulated one or a CLI.
     fn wire(&self) -> Option<Wire> {
         match self.config.kind {
             ProviderKind::Anthropic => Some(Wire::Anthropic),
             ProviderKind::Openai | ProviderKind::OpenaiCompatible => Some(Wire::OpenAi),
-            ProviderKind::Simulated => None,
+            ProviderKind::Simulated | ProviderKind::Cli => None,
         }
     }
 
@@ -123,7 +123,13 @@ impl Adapter {
         request: &CallRequest,
         observer: &dyn Observer,
     ) -> CallOutcome {
-        if let Some(cli) = &self.config.cli {
+        if self.config.kind == ProviderKind::Cli {
+            let Some(cli) = &self.config.cli else {
+                return CallOutcome::failed(
+                    catalogue::Evidence::new(self.config.family.as_str())
+                        .with_output("not run: the provider has no command"),
+                );
+            };
             return cli::call(
                 cli,
                 self.config.family.as_str(),

@@ -19,7 +19,7 @@
 use std::process::Stdio;
 
 use catalogue::{Evidence, Transport};
-use serde::{Deserialize, Serialize};
+use policy::{CliConfig, CliPreset, MODEL_PLACEHOLDER, PROMPT_PLACEHOLDER};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::time::{Instant, timeout_at};
@@ -31,98 +31,16 @@ use crate::key::{ApiKey, read_key};
 /// The most of a CLI's stderr kept as evidence, in bytes.
 const MAX_STDERR_BYTES: usize = 64 * 1024;
 
-/// Stands for the model's name in a command's arguments.
-pub const MODEL_PLACEHOLDER: &str = "{model}";
-
-/// Stands for the prompt in a command's arguments; a command without it reads
-/// the prompt on its standard input.
-pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
-
-/// Which CLI a command runs, and so how its output reads.
-///
-/// ```
-/// use providers::CliPreset;
-/// assert_eq!(CliPreset::ClaudeCode.as_str(), "claude_code");
-/// assert_eq!(CliPreset::Codex.family(), Some("codex"));
-/// assert_eq!(CliPreset::Generic.family(), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CliPreset {
-    /// Claude Code, `claude -p --output-format stream-json --verbose`.
-    ClaudeCode,
-    /// OpenAI's Codex CLI, `codex exec --json`.
-    Codex,
-    /// Google's Gemini CLI, `gemini --output-format stream-json`.
-    GeminiCli,
-    /// Any command: its stdout is the answer.
-    Generic,
-}
-
-impl CliPreset {
-    /// Every preset, in the order forms list them.
-    pub const ALL: [CliPreset; 4] = [
-        Self::ClaudeCode,
-        Self::Codex,
-        Self::GeminiCli,
-        Self::Generic,
-    ];
-
-    /// The snake_case name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ClaudeCode => "claude_code",
-            Self::Codex => "codex",
-            Self::GeminiCli => "gemini_cli",
-            Self::Generic => "generic",
-        }
-    }
-
-    /// The catalogue family its failures are read with (the generic preset
-    /// takes its provider's).
-    pub fn family(self) -> Option<&'static str> {
-        match self {
-            Self::ClaudeCode => Some("claude_code"),
-            Self::Codex => Some("codex"),
-            Self::GeminiCli => Some("gemini_cli"),
-            Self::Generic => None,
-        }
-    }
-
-    /// The command it runs unless a provider says otherwise: the program, then
-    /// its arguments, `{model}` and `{prompt}` filled in at each call.
-    ///
-    /// ```
-    /// assert_eq!(providers::CliPreset::Codex.command().join(" "), "codex exec --json --model {model}");
-    /// ```
-    pub fn command(self) -> Vec<String> {
-        let words: &[&str] = match self {
-            Self::ClaudeCode => &[
-                "claude",
-                "-p",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--model",
-                MODEL_PLACEHOLDER,
-            ],
-            Self::Codex => &["codex", "exec", "--json", "--model", MODEL_PLACEHOLDER],
-            Self::GeminiCli => &[
-                "gemini",
-                "--output-format",
-                "stream-json",
-                "--model",
-                MODEL_PLACEHOLDER,
-                "-p",
-                PROMPT_PLACEHOLDER,
-            ],
-            Self::Generic => &[],
-        };
-        words.iter().map(|word| (*word).to_owned()).collect()
-    }
-
+/// What the adapter knows of each preset beyond its command.
+trait Run {
     /// Settings the process always gets, whatever the provider passes through:
     /// the CLI's own retries off where it has a switch for them.
+    fn settings(self) -> &'static [(&'static str, &'static str)];
+    /// What one line of its stdout says.
+    fn read(self, line: &str) -> Vec<Said>;
+}
+
+impl Run for CliPreset {
     fn settings(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Self::ClaudeCode => &[
@@ -133,7 +51,6 @@ impl CliPreset {
         }
     }
 
-    /// What one line of its stdout says.
     fn read(self, line: &str) -> Vec<Said> {
         match self {
             Self::Generic => vec![Said::Work(Work::Piece(format!("{line}\n")))],
@@ -147,59 +64,6 @@ impl CliPreset {
                 // the evidence, but it is not work.
                 Err(_) => vec![Said::Note(line.to_owned())],
             },
-        }
-    }
-}
-
-/// How to run an agent CLI.
-///
-/// ```
-/// let config: providers::CliConfig = serde_json::from_value(serde_json::json!({
-///     "preset": "claude_code",
-///     "env": ["HOME", "PATH", "ANTHROPIC_API_KEY"],
-/// })).unwrap();
-/// assert_eq!(config.program_and_arguments()[0], "claude");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CliConfig {
-    /// Which CLI, and so how its output reads.
-    pub preset: CliPreset,
-    /// The program and its arguments, with `{model}` and `{prompt}` filled in at
-    /// each call; empty for the preset's. Never run through a shell.
-    #[serde(default)]
-    pub command: Vec<String>,
-    /// Where it runs; the server's own working directory when unset.
-    #[serde(default)]
-    pub working_dir: Option<String>,
-    /// The environment variables passed through from the server's environment;
-    /// every other one is cleared.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// The IANA time zone the CLI prints its wall-clock resets in ("resets
-    /// 3pm"); the server's own when unset.
-    #[serde(default)]
-    pub time_zone: Option<String>,
-}
-
-impl CliConfig {
-    /// A preset's command, with no variable passed through.
-    pub fn preset(preset: CliPreset) -> Self {
-        Self {
-            preset,
-            command: Vec::new(),
-            working_dir: None,
-            env: Vec::new(),
-            time_zone: None,
-        }
-    }
-
-    /// The command as configured, or the preset's.
-    pub fn program_and_arguments(&self) -> Vec<String> {
-        if self.command.is_empty() {
-            self.preset.command()
-        } else {
-            self.command.clone()
         }
     }
 }
@@ -526,10 +390,19 @@ pub(crate) async fn call(
     request: &CallRequest,
     observer: &dyn Observer,
 ) -> CallOutcome {
-    let family = cli.preset.family().unwrap_or(provider_family);
+    let family: &str = match cli.preset.family() {
+        Some(family) => family.as_str(),
+        None => provider_family,
+    };
+    // The zone its wall-clock resets ("resets 3pm") are read in: the
+    // provider's, else the server's own.
+    let zone = cli
+        .time_zone
+        .clone()
+        .or_else(|| jiff::tz::TimeZone::system().iana_name().map(str::to_owned));
     let evidence = || {
         let evidence = Evidence::new(family);
-        match &cli.time_zone {
+        match &zone {
             Some(zone) => evidence.with_time_zone(zone),
             None => evidence,
         }
@@ -581,7 +454,7 @@ pub(crate) async fn call(
     for name in &cli.env {
         if let Some(value) = std::env::var_os(name) {
             command.env(name, value);
-            if looks_secret(name)
+            if policy::looks_like_a_secret(name)
                 && let Ok(Some(secret)) = read_key(Some(name))
             {
                 secrets.push(secret);
@@ -675,14 +548,6 @@ pub(crate) async fn call(
     let ((), end, stderr) = tokio::join!(give_prompt, read_events, read_errors);
     let stderr = seen.scrub(&stderr);
     outcome(seen, end, &stderr, evidence())
-}
-
-/// A variable whose value is a secret by its name's look.
-fn looks_secret(name: &str) -> bool {
-    let name = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
-        .iter()
-        .any(|word| name.contains(word))
 }
 
 fn outcome(seen: Seen<'_>, end: End, stderr: &str, evidence: Evidence) -> CallOutcome {

@@ -41,9 +41,9 @@ pub struct ProviderConfig {
     /// The script of a simulated provider (see [`crate::simulated`]); ignored by the others.
     #[serde(default)]
     pub script: Vec<SimulatedStep>,
-    /// The agent CLI to run in place of an HTTP call (see [`crate::cli`]).
+    /// What a `cli` provider runs (see [`crate::cli`]); ignored by the others.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cli: Option<crate::cli::CliConfig>,
+    pub cli: Option<policy::CliConfig>,
 }
 
 impl ProviderConfig {

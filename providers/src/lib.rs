@@ -52,10 +52,10 @@ pub use adapter::Adapter;
 pub use call::{
     CallOutcome, CallRequest, Message, Observer, Role, StopReason, ToolCall, ToolPiece, Usage,
 };
-pub use cli::{CliConfig, CliPreset};
 pub use client::{http_client, http_client_builder, http_client_with_connect_timeout};
 pub use config::{ProviderConfig, Timeouts};
 pub use http::MAX_ERROR_BODY_BYTES;
+pub use policy::{CliConfig, CliPreset};
 pub use simulated::{
     MAX_STEP_DELAY_MS, SimulatedAction, SimulatedEvidence, SimulatedStep, SimulatedStop, StepError,
     parse_script,

@@ -38,7 +38,7 @@ fn provider(preset: CliPreset, program: &Path, timeouts: Timeouts) -> Adapter {
         ..CliConfig::preset(preset)
     };
     let config = ProviderConfig {
-        kind: policy::ProviderKind::Simulated,
+        kind: policy::ProviderKind::Cli,
         cli: Some(cli),
         timeouts,
         ..ProviderConfig::simulated(Vec::new())
@@ -416,6 +416,7 @@ async fn a_generic_command_answers_with_its_stdout_and_any_stdout_is_work() {
 #[tokio::test]
 async fn a_missing_program_fails_before_anything_runs() {
     let config = ProviderConfig {
+        kind: policy::ProviderKind::Cli,
         cli: Some(CliConfig {
             command: vec!["/nonexistent/claude".into(), "-p".into()],
             ..CliConfig::preset(CliPreset::ClaudeCode)

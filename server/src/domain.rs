@@ -32,6 +32,8 @@ pub struct Provider {
     pub timeouts: Timeouts,
     /// A simulated provider's script of outcomes (empty for the others).
     pub script: Vec<SimulatedStep>,
+    /// What a `cli` provider runs (`None` for the others).
+    pub cli: Option<policy::CliConfig>,
     /// Bumped by every update; an update must name the revision it read.
     pub revision: Revision,
     /// When it was created.
@@ -100,6 +102,9 @@ pub struct ProviderWrite {
     /// See [`Provider::script`]; `None` keeps the stored one (none when new). A kind
     /// other than `simulated` has none.
     pub script: Option<Vec<SimulatedStep>>,
+    /// See [`Provider::cli`]; `None` keeps the stored one (none when new). A kind
+    /// other than `cli` has none.
+    pub cli: Option<policy::CliConfig>,
     /// The time of the write.
     pub now: Timestamp,
 }

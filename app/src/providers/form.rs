@@ -23,6 +23,9 @@ pub struct ProviderForm {
     pub base_url: String,
     /// Key variable name as typed.
     pub api_key_env: String,
+    /// A `cli` provider's settings as stored: set through the API, sent back
+    /// unchanged (the form does not edit them).
+    pub cli: Option<policy::CliConfig>,
 }
 
 impl ProviderForm {
@@ -36,6 +39,7 @@ impl ProviderForm {
             family: None,
             base_url: String::new(),
             api_key_env: String::new(),
+            cli: None,
         }
     }
 
@@ -49,6 +53,7 @@ impl ProviderForm {
             family: Some(view.family),
             base_url: view.base_url.clone(),
             api_key_env: view.api_key_env.clone().unwrap_or_default(),
+            cli: view.cli.clone(),
         }
     }
 
@@ -64,6 +69,11 @@ impl ProviderForm {
             // Left out of an update, the stored timeouts and script are kept.
             timeouts: None,
             script: None,
+            cli: self
+                .cli
+                .as_ref()
+                .filter(|_| self.kind == ProviderKind::Cli)
+                .map(api::CliRequest::from),
             revision: self.revision,
         }
     }

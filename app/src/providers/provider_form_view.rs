@@ -85,6 +85,9 @@ pub fn ProviderFormView(
         move || errors.with(|errors| errors.iter().any(|e| e.field == field))
     };
     let kind = text(|form| form.kind.as_str().to_owned());
+    // An agent CLI is set up through the API (it runs a program on the server):
+    // the form offers the kind only to a provider that has its settings.
+    let offers_cli = initial.cli.is_some();
     let family = text(|form| form.family.map_or("", ProviderFamily::as_str).to_owned());
     let cannot_save =
         move || hydrated.get() && (client_errors.with(|e| !e.is_empty()) || save.pending().get());
@@ -158,6 +161,7 @@ pub fn ProviderFormView(
                 >
                     {ProviderKind::ALL
                         .iter()
+                        .filter(|option| **option != ProviderKind::Cli || offers_cli)
                         .map(|option| {
                             let value = option.as_str();
                             view! { <option value=value selected=move || kind.get() == value>{kind_label(*option)}</option> }
@@ -212,5 +216,6 @@ fn kind_label(kind: ProviderKind) -> &'static str {
         ProviderKind::Openai => "OpenAI (Chat Completions)",
         ProviderKind::OpenaiCompatible => "OpenAI-compatible server",
         ProviderKind::Simulated => "Simulated (demos and tests)",
+        ProviderKind::Cli => "Agent CLI (set up through the API)",
     }
 }

@@ -74,8 +74,7 @@ impl ProviderCaller {
             api_key_env: provider.api_key_env.clone(),
             timeouts: provider.timeouts,
             script: provider.script.clone(),
-            // Agent-CLI providers are not stored yet: no provider runs a CLI.
-            cli: None,
+            cli: provider.cli.clone(),
         };
         Adapter::new(config, self.client.clone())
     }

@@ -1,5 +1,6 @@
 use api::read::Read;
 use api::{ProviderId, ProviderRequest, ProviderSpec, ProviderView};
+use policy::ProviderKind;
 
 use super::{Services, new_id};
 use crate::domain::ProviderWrite;
@@ -37,6 +38,18 @@ impl Services {
         request: Read<ProviderRequest>,
     ) -> Result<ProviderView, AppError> {
         let (spec, expected) = request.check(|request| request.check_update(&self.key_envs))?;
+        // Left out, a cli provider's settings are kept: there must be some.
+        if spec.kind == ProviderKind::Cli
+            && spec.cli.is_none()
+            && self.store.get_provider(id).await?.cli.is_none()
+        {
+            return Err(vec![api::FieldError::new(
+                &api::FieldPath::root().field("cli"),
+                api::ErrorCode::Required,
+                "is required for a cli provider: at least its preset",
+            )]
+            .into());
+        }
         let write = self.provider_write(id.clone(), spec)?;
         Ok(self.provider_view(self.store.update_provider(write, expected).await?))
     }
@@ -75,6 +88,7 @@ impl Services {
                 idle_ms: timeouts.idle_ms,
             }),
             script,
+            cli: spec.cli,
             now: self.clock.now(),
         })
     }

@@ -644,8 +644,8 @@ pub(super) fn task_from_rows(
 /// The columns of a [`ProviderRow`], for `concat!` (sqlx takes only literal SQL).
 macro_rules! provider_columns {
     () => {
-        "id, name, kind, family, base_url, api_key_env, timeouts_json, script_json, revision, \
-         created_at_ms, updated_at_ms"
+        "id, name, kind, family, base_url, api_key_env, timeouts_json, script_json, cli_json, \
+         revision, created_at_ms, updated_at_ms"
     };
 }
 pub(crate) use provider_columns;
@@ -660,6 +660,7 @@ pub(super) struct ProviderRow {
     pub(super) api_key_env: Option<String>,
     pub(super) timeouts_json: Option<String>,
     pub(super) script_json: Option<String>,
+    pub(super) cli_json: Option<String>,
     pub(super) revision: i64,
     pub(super) created_at_ms: i64,
     pub(super) updated_at_ms: i64,
@@ -676,6 +677,7 @@ impl ProviderRow {
             api_key_env: row.get("api_key_env")?,
             timeouts_json: row.get("timeouts_json")?,
             script_json: row.get("script_json")?,
+            cli_json: row.get("cli_json")?,
             revision: row.get("revision")?,
             created_at_ms: row.get("created_at_ms")?,
             updated_at_ms: row.get("updated_at_ms")?,
@@ -715,6 +717,17 @@ impl ProviderRow {
                 }
                 None => Vec::new(),
             },
+            cli: match self.cli_json {
+                Some(json) => {
+                    Some(
+                        serde_json::from_str(&json).map_err(|error| StoreError::Corrupt {
+                            what: "provider CLI settings",
+                            message: error.to_string(),
+                        })?,
+                    )
+                }
+                None => None,
+            },
             revision: Revision::new(self.revision),
             created_at: Timestamp::from_millis(self.created_at_ms),
             updated_at: Timestamp::from_millis(self.updated_at_ms),
@@ -727,6 +740,14 @@ pub(super) fn timeouts_json(write: &ProviderWrite) -> Option<String> {
     write
         .timeouts
         .map(|timeouts| serde_json::json!(timeouts).to_string())
+}
+
+/// The CLI settings to store, `None` to keep the stored ones.
+pub(super) fn cli_json(write: &ProviderWrite) -> Option<String> {
+    write
+        .cli
+        .as_ref()
+        .map(|cli| serde_json::json!(cli).to_string())
 }
 
 /// The script to store, `None` to keep the stored one.

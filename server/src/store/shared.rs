@@ -18,8 +18,8 @@ use sqlx::{Database, Decode, Encode, Executor, FromRow, Pool, Type};
 
 use super::StoreError;
 use super::rows::{
-    self, CandidateRow, ProfileRow, ProviderRow, Revisioned, candidate_columns, enum_name,
-    profile_columns, profile_from_rows, provider_columns, script_json, timeouts_json,
+    self, CandidateRow, ProfileRow, ProviderRow, Revisioned, candidate_columns, cli_json,
+    enum_name, profile_columns, profile_from_rows, provider_columns, script_json, timeouts_json,
     unfinished_users,
 };
 use crate::domain::{IdOrigin, Profile, ProfileWrite, Provider, ProviderWrite};
@@ -101,8 +101,8 @@ where
     ) -> Result<Provider, StoreError> {
         sqlx::query::<DB>(
             "INSERT INTO providers (id, name, name_key, kind, family, base_url, api_key_env, \
-             timeouts_json, script_json, revision, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $10)",
+             timeouts_json, script_json, cli_json, revision, created_at_ms, updated_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, 1, $10, $10)",
         )
         .bind(write.id.as_str())
         .bind(write.name.as_str())
@@ -114,6 +114,7 @@ where
         .bind(timeouts_json(write))
         .bind(script_json(write))
         .bind(write.now.as_millis())
+        .bind(cli_json(write))
         .execute(&mut *conn)
         .await
         .map_err(Revisioned::Providers.name_race())?;
@@ -121,8 +122,8 @@ where
     }
 
     /// Update the provider `write` names if it is still at `expected`; its
-    /// timeouts and script are kept where `write` has none, and a script is
-    /// dropped when the kind is no longer simulated.
+    /// timeouts, script and CLI settings are kept where `write` has none, and a
+    /// script or CLI settings are dropped when the kind is no longer theirs.
     pub(super) async fn update_provider(
         conn: &mut DB::Connection,
         write: &ProviderWrite,
@@ -133,6 +134,7 @@ where
             "UPDATE providers SET name = $1, name_key = $2, kind = $3, family = $4, base_url = $5, \
              api_key_env = $6, timeouts_json = COALESCE($7, timeouts_json), \
              script_json = CASE WHEN $3 = 'simulated' THEN COALESCE($8, script_json) ELSE NULL END, \
+             cli_json = CASE WHEN $3 = 'cli' THEN COALESCE($12, cli_json) ELSE NULL END, \
              revision = revision + 1, updated_at_ms = $9 WHERE id = $10 AND revision = $11 \
              RETURNING id",
         )
@@ -147,6 +149,7 @@ where
         .bind(write.now.as_millis())
         .bind(write.id.as_str())
         .bind(expected.get())
+        .bind(cli_json(write))
         .fetch_optional(&mut *conn)
         .await
         .map_err(table.name_race())?;

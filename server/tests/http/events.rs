@@ -12,21 +12,21 @@ use tower::ServiceExt;
 use super::{Api, HOST};
 
 /// An open event stream, read event by event.
-struct Stream {
+pub(super) struct Stream {
     body: Body,
     buffer: String,
 }
 
 /// One server-sent event.
 #[derive(Debug)]
-struct Event {
-    id: i64,
-    name: String,
-    data: Value,
+pub(super) struct Event {
+    pub(super) id: i64,
+    pub(super) name: String,
+    pub(super) data: Value,
 }
 
 impl Stream {
-    async fn open(api: &Api, last_event_id: Option<i64>) -> Self {
+    pub(super) async fn open(api: &Api, last_event_id: Option<i64>) -> Self {
         let mut request = Request::builder()
             .method(Method::GET)
             .uri("/api/events")
@@ -51,7 +51,7 @@ impl Stream {
     }
 
     /// The next event (keep-alive comments skipped).
-    async fn next(&mut self) -> Event {
+    pub(super) async fn next(&mut self) -> Event {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -86,7 +86,7 @@ impl Stream {
     }
 
     /// Events until one for `task` in `state`.
-    async fn until(&mut self, task: &str, state: &str) -> Vec<Event> {
+    pub(super) async fn until(&mut self, task: &str, state: &str) -> Vec<Event> {
         let mut events = Vec::new();
         loop {
             let event = self.next().await;

@@ -4,6 +4,7 @@
 
 mod access;
 mod api;
+mod cli;
 mod contract;
 mod events;
 mod forms;

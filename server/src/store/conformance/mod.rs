@@ -109,6 +109,7 @@ fn provider_write(id: &str, name: &str) -> ProviderWrite {
         api_key_env: Some("ANTHROPIC_API_KEY".to_owned()),
         timeouts: None,
         script: None,
+        cli: None,
         now: at(1_000),
     }
 }
