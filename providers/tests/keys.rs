@@ -4,7 +4,8 @@
 //! it back (in an error body, a header, a stream's error event, an answer, or a
 //! body cut at its cap part-way through it), nor in the answer's pieces as they
 //! stream, when the key arrives split across them. A variable that is configured but
-//! unusable fails the call before anything is sent.
+//! unusable fails the call before anything is sent. An agent CLI given a key
+//! variable has its value scrubbed from everything it prints.
 //!
 //! One test in its own binary, because it sets environment variables: nothing else
 //! runs in this process while it does.
@@ -264,6 +265,47 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
             };
             assert_eq!(tool_calls[0].arguments, joined, "{kind:?}");
         }
+
+        // An agent CLI given a key variable: its value, printed back in an
+        // answer, an error event and stderr, is scrubbed from all of them.
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("cli");
+        std::fs::write(
+            &program,
+            "#!/bin/sh\ncat > /dev/null\n\
+             printf '{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"key %s\"}]}}\\n' \"$SWITCHBACK_TEST_ANTHROPIC_KEY\"\n\
+             printf '{\"type\":\"result\",\"is_error\":true,\"result\":\"bad key %s\"}\\n' \"$SWITCHBACK_TEST_ANTHROPIC_KEY\"\n\
+             echo \"stderr $SWITCHBACK_TEST_ANTHROPIC_KEY\" >&2\nexit 1\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let mut command = policy::CliPreset::ClaudeCode.command();
+        command[0] = program.display().to_string();
+        let config = ProviderConfig {
+            kind: ProviderKind::Cli,
+            cli: Some(policy::CliConfig {
+                command,
+                env: vec!["SWITCHBACK_TEST_ANTHROPIC_KEY".to_owned()],
+                ..policy::CliConfig::preset(policy::CliPreset::ClaudeCode)
+            }),
+            ..ProviderConfig::simulated(Vec::new())
+        };
+        let streamed = Pieces::default();
+        let outcome = Adapter::new(config, providers::http_client())
+            .call_observed(&request(), &streamed)
+            .await;
+        let shown = format!("{outcome:?} {:?}", streamed.pieces());
+        assert!(!shown.contains(ANTHROPIC_KEY), "{shown}");
+        let CallOutcome::Failed { evidence, partial_output } = &outcome else {
+            panic!("{outcome:?}");
+        };
+        assert_eq!(partial_output, "key [redacted]");
+        let output = evidence.output.as_deref().unwrap();
+        assert!(
+            output.contains("bad key [redacted]") && output.contains("stderr [redacted]"),
+            "{output}"
+        );
     });
 }
 
