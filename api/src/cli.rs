@@ -80,6 +80,13 @@ impl From<&CliConfig> for CliRequest {
 pub fn check(cli: &CliConfig, keys: &KeyEnvRules, path: &FieldPath) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let command = path.field("command");
+    if cli.preset == CliPreset::Generic && cli.command.is_empty() {
+        errors.push(FieldError::new(
+            &command,
+            ErrorCode::Required,
+            "is required for the generic preset: the program to run and its arguments",
+        ));
+    }
     if cli.command.len() > COMMAND_MAX_WORDS {
         errors.push(FieldError::new(
             &command,
@@ -103,14 +110,20 @@ pub fn check(cli: &CliConfig, keys: &KeyEnvRules, path: &FieldPath) -> Vec<Field
             ));
         }
     }
-    if let Some(dir) = &cli.working_dir
-        && (!dir.starts_with('/') || dir.chars().count() > WORD_MAX_CHARS || dir.contains('\0'))
-    {
-        errors.push(FieldError::new(
-            &path.field("working_dir"),
-            ErrorCode::Type,
-            "must be an absolute path (starting with /)",
-        ));
+    if let Some(dir) = &cli.working_dir {
+        if dir.chars().count() > WORD_MAX_CHARS || dir.contains('\0') {
+            errors.push(FieldError::new(
+                &path.field("working_dir"),
+                ErrorCode::Range,
+                format!("must be at most {WORD_MAX_CHARS} characters, without NUL"),
+            ));
+        } else if !dir.starts_with('/') {
+            errors.push(FieldError::new(
+                &path.field("working_dir"),
+                ErrorCode::Type,
+                "must be an absolute path (starting with /)",
+            ));
+        }
     }
     let env = path.field("env");
     if cli.env.len() > ENV_MAX_NAMES {
@@ -160,7 +173,8 @@ fn is_env_name(name: &str) -> bool {
 }
 
 /// An IANA zone name's form (`UTC`, `Europe/Berlin`, `America/Argentina/Salta`,
-/// `Etc/GMT+2`); whether the zone exists the server checks.
+/// `Etc/GMT+2`); whether the zone exists the server checks against the
+/// catalogue's zones (the browser has none).
 fn is_zone_name(zone: &str) -> bool {
     zone.chars().count() <= TIME_ZONE_MAX_CHARS
         && zone.split('/').all(|part| {

@@ -347,7 +347,8 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
                 if kind.needs_key() {
                     required.push("api_key_env");
                 }
-                if *kind == ProviderKind::Cli {
+                // An update may leave a cli provider's settings out (kept).
+                if *kind == ProviderKind::Cli && name == "ProviderRequest" {
                     required.push("cli");
                 }
                 // Present and not null: `null` reads as left out.

@@ -268,6 +268,36 @@ impl ProviderRequest {
             Some(cli) => errors.extend(crate::check_cli(&cli.config(), keys, &root.field("cli"))),
             None => {}
         }
+        if request.kind == ProviderKind::Cli {
+            // A CLI has no URL, and its environment holds only `cli.env`.
+            for (field, given) in [
+                ("base_url", request.base_url.is_some()),
+                ("api_key_env", request.api_key_env.is_some()),
+            ] {
+                if given {
+                    errors.push(FieldError::new(
+                        &root.field(field),
+                        ErrorCode::UnknownField,
+                        "is not for a cli provider: name the variables it gets in cli.env",
+                    ));
+                }
+            }
+            // The preset says whose errors they are; only a generic command's
+            // family is the provider's to choose.
+            let own = request.cli.as_ref().and_then(|cli| cli.preset.family());
+            if let (Some(given), Some(own)) = (request.family, own)
+                && given != own
+            {
+                errors.push(FieldError::new(
+                    &root.field("family"),
+                    ErrorCode::Enum,
+                    format!(
+                        "is the preset's own, {}: only a generic command takes another",
+                        own.as_str()
+                    ),
+                ));
+            }
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -463,10 +493,10 @@ pub struct ProviderView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<crate::openapi::SimulatedStepSchema>>))]
     pub script: Option<serde_json::Value>,
-    /// What a `cli` provider runs.
+    /// What a `cli` provider runs, as an update would send it back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::CliSchema>))]
-    pub cli: Option<CliConfig>,
+    pub cli: Option<crate::CliRequest>,
     /// Send this back with an update.
     pub revision: Revision,
     /// When it was created.

@@ -175,7 +175,7 @@ pub enum CliPreset {
     ClaudeCode,
     /// OpenAI's Codex CLI, `codex exec --json`.
     Codex,
-    /// Google's Gemini CLI, `gemini --output-format stream-json`.
+    /// Google's Gemini CLI, `gemini --output-format stream-json --prompt=...`.
     GeminiCli,
     /// Any command: its stdout is the answer.
     Generic,
@@ -235,8 +235,8 @@ impl CliPreset {
                 "stream-json",
                 "--model",
                 MODEL_PLACEHOLDER,
-                "-p",
-                PROMPT_PLACEHOLDER,
+                // One word, so a prompt that begins with `-` is not read as a flag.
+                "--prompt={prompt}",
             ],
             Self::Generic => &[],
         };

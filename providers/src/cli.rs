@@ -31,6 +31,10 @@ use crate::key::{ApiKey, read_key};
 /// The most of a CLI's stderr kept as evidence, in bytes.
 const MAX_STDERR_BYTES: usize = 64 * 1024;
 
+/// How long a CLI has, once its events are read (or once it gave its verdict),
+/// to exit and close its pipes before its group is killed and the call goes on.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What the adapter knows of each preset beyond its command.
 trait Run {
     /// Settings the process always gets, whatever the provider passes through:
@@ -312,6 +316,8 @@ impl Drop for Group {
 struct Seen<'a> {
     observer: &'a dyn Observer,
     secrets: &'a [ApiKey],
+    /// Secrets no header could carry: replaced as they are, and line by line.
+    raw_secrets: &'a [String],
     /// The answer's text, as passed on.
     text: String,
     /// Everything the agent did, text and acts, for a failure's `partial_output`.
@@ -328,6 +334,11 @@ struct Seen<'a> {
 }
 
 impl Seen<'_> {
+    /// Whether the CLI has said how the run ended.
+    fn verdict(&self) -> bool {
+        self.done.is_some() || self.failed
+    }
+
     fn pass_on(&mut self, piece: String) {
         self.observer.text(&piece);
         self.text.push_str(&piece);
@@ -335,9 +346,18 @@ impl Seen<'_> {
     }
 
     fn scrub(&self, text: &str) -> String {
-        self.secrets
+        let text = self
+            .secrets
             .iter()
-            .fold(text.to_owned(), |text, secret| secret.scrub(&text))
+            .fold(text.to_owned(), |text, secret| secret.scrub(&text));
+        self.raw_secrets.iter().fold(text, |text, secret| {
+            secret
+                .lines()
+                .filter(|line| line.trim().len() >= 8)
+                .fold(text.replace(secret.as_str(), "[redacted]"), |text, line| {
+                    text.replace(line.trim(), "[redacted]")
+                })
+        })
     }
 
     fn take(&mut self, said: Said) {
@@ -369,6 +389,19 @@ impl Seen<'_> {
     }
 }
 
+/// The PATH the program is looked up in: the one passed through, if it is.
+fn path_of(command: &tokio::process::Command) -> String {
+    command
+        .as_std()
+        .get_envs()
+        .find(|(name, _)| *name == "PATH")
+        .and_then(|(_, value)| value)
+        .map_or_else(
+            || "not passed through".to_owned(),
+            |value| value.to_string_lossy().into_owned(),
+        )
+}
+
 /// How the process ended, as far as the call saw.
 enum End {
     /// It exited with this status.
@@ -379,6 +412,8 @@ enum End {
     TimedOut,
     /// Its output could not be read.
     Unreadable(String),
+    /// It gave its verdict, then did not exit (or close its output) in time.
+    Lingered,
 }
 
 /// Runs the CLI for one call. Everything is awaited here: dropping the future
@@ -451,14 +486,24 @@ pub(crate) async fn call(
     // The variables passed through; the values of those that look like secrets
     // are scrubbed from whatever the CLI prints.
     let mut secrets = Vec::new();
+    let mut raw_secrets = Vec::new();
     for name in &cli.env {
         if let Some(value) = std::env::var_os(name) {
-            command.env(name, value);
-            if policy::looks_like_a_secret(name)
-                && let Ok(Some(secret)) = read_key(Some(name))
-            {
-                secrets.push(secret);
+            if policy::looks_like_a_secret(name) {
+                match read_key(Some(name)) {
+                    Ok(Some(secret)) => secrets.push(secret),
+                    // Not a value an HTTP header could carry (several lines, not
+                    // ASCII): taken out as it is.
+                    _ => raw_secrets.extend(
+                        value
+                            .to_str()
+                            .map(str::trim)
+                            .filter(|value| !value.is_empty())
+                            .map(str::to_owned),
+                    ),
+                }
             }
+            command.env(name, value);
         }
     }
     command.envs(cli.preset.settings().iter().copied());
@@ -468,8 +513,12 @@ pub(crate) async fn call(
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
+            let looked = match &cli.working_dir {
+                Some(dir) => format!(" (in {dir}, with PATH {})", path_of(&command)),
+                None => format!(" (with PATH {})", path_of(&command)),
+            };
             return CallOutcome::failed(
-                evidence().with_output(&format!("could not start `{program}`: {error}")),
+                evidence().with_output(&format!("could not start `{program}`{looked}: {error}")),
             );
         }
     };
@@ -486,6 +535,7 @@ pub(crate) async fn call(
     let mut seen = Seen {
         observer,
         secrets: &secrets,
+        raw_secrets: &raw_secrets,
         text: String::new(),
         work: String::new(),
         errors: Vec::new(),
@@ -495,35 +545,70 @@ pub(crate) async fn call(
         retrying: false,
         done: None,
     };
+    // Set once the events are read: what still writes the prompt or reads
+    // stderr then has `GRACE` to finish (a process that left the group can
+    // hold a pipe open for ever).
+    let (finished, _) = tokio::sync::watch::channel(false);
+    let after_grace = || {
+        let mut finished = finished.subscribe();
+        async move {
+            let _ = finished.wait_for(|done| *done).await;
+            tokio::time::sleep(GRACE).await;
+        }
+    };
     let give_prompt = async {
         if let Some(mut stdin) = stdin {
             // A CLI that exits without reading its input is not an error here.
-            let _ = stdin.write_all(prompt.as_bytes()).await;
+            tokio::select! {
+                _ = stdin.write_all(prompt.as_bytes()) => {}
+                () = after_grace() => {}
+            }
         }
     };
     let read_errors = async {
+        // The first 64 KiB are kept; the rest is read and dropped, so a CLI
+        // that writes much to stderr never blocks on it.
         let mut kept = Vec::new();
-        let _ = (&mut stderr)
-            .take(MAX_STDERR_BYTES as u64)
-            .read_to_end(&mut kept)
-            .await;
+        let mut buffer = [0_u8; 8_192];
+        let grace = after_grace();
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                read = stderr.read(&mut buffer) => match read {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => {
+                        let room = MAX_STDERR_BYTES.saturating_sub(kept.len());
+                        kept.extend_from_slice(&buffer[..read.min(room)]);
+                    }
+                },
+                () = &mut grace => break,
+            }
+        }
         String::from_utf8_lossy(&kept).into_owned()
     };
     let read_events = async {
-        let mut lines = BufReader::new(stdout).lines();
+        let mut lines = BufReader::new(stdout);
+        let mut line = Vec::new();
         let mut deadline = Instant::now() + timeouts.first_byte();
         loop {
-            match timeout_at(deadline, lines.next_line()).await {
+            // Once the CLI has given its verdict, it has `GRACE` to exit.
+            if seen.verdict() {
+                deadline = deadline.min(Instant::now() + GRACE);
+            }
+            line.clear();
+            match timeout_at(deadline, lines.read_until(b'\n', &mut line)).await {
+                Err(_elapsed) if seen.verdict() => return End::Lingered,
                 Err(_elapsed) => return End::TimedOut,
                 Ok(Err(error)) => return End::Unreadable(error.to_string()),
-                Ok(Ok(None)) => break,
-                Ok(Ok(Some(line))) => {
+                Ok(Ok(0)) => break,
+                Ok(Ok(_)) => {
                     deadline = Instant::now() + timeouts.idle();
-                    let line = seen.scrub(&line);
-                    if line.trim().is_empty() {
+                    let text = String::from_utf8_lossy(&line);
+                    let text = seen.scrub(text.strip_suffix('\n').unwrap_or(&text));
+                    if text.trim().is_empty() && cli.preset != CliPreset::Generic {
                         continue;
                     }
-                    for said in cli.preset.read(&line) {
+                    for said in cli.preset.read(&text) {
                         seen.take(said);
                     }
                     if seen.retrying {
@@ -532,9 +617,10 @@ pub(crate) async fn call(
                 }
             }
         }
-        match timeout_at(deadline, child.wait()).await {
+        match timeout_at(deadline.min(Instant::now() + GRACE), child.wait()).await {
             Ok(Ok(status)) => End::Exited(status),
             Ok(Err(error)) => End::Unreadable(error.to_string()),
+            Err(_elapsed) if seen.verdict() => End::Lingered,
             Err(_elapsed) => End::TimedOut,
         }
     };
@@ -543,15 +629,30 @@ pub(crate) async fn call(
         // Whatever the CLI left running goes with it (and so its ends of the
         // pipes: the prompt's writer and stderr's reader finish).
         group.kill();
+        let _ = finished.send(true);
         end
     };
     let ((), end, stderr) = tokio::join!(give_prompt, read_events, read_errors);
     let stderr = seen.scrub(&stderr);
-    outcome(seen, end, &stderr, evidence())
+    outcome(seen, end, &stderr, evidence(), cli.preset)
 }
 
-fn outcome(seen: Seen<'_>, end: End, stderr: &str, evidence: Evidence) -> CallOutcome {
-    let answered = matches!(&end, End::Exited(status) if status.success()) && !seen.failed;
+fn outcome(
+    seen: Seen<'_>,
+    end: End,
+    stderr: &str,
+    evidence: Evidence,
+    preset: CliPreset,
+) -> CallOutcome {
+    // A structured CLI answers only with a verdict of success: a run that
+    // printed no events (a wrong flag, a help text) is a failure.
+    let exited_well = match &end {
+        End::Exited(status) => status.success(),
+        End::Lingered => true,
+        _ => false,
+    };
+    let answered =
+        exited_well && !seen.failed && (preset == CliPreset::Generic || seen.done.is_some());
     if answered {
         let mut text = seen.text;
         if text.is_empty()
@@ -576,6 +677,9 @@ fn outcome(seen: Seen<'_>, end: End, stderr: &str, evidence: Evidence) -> CallOu
     if !stderr.trim().is_empty() {
         output.push(stderr.trim_end().to_owned());
     }
+    if matches!(end, End::Exited(ref status) if status.success()) && !seen.failed {
+        output.push("it gave no verdict: no event said the run succeeded".to_owned());
+    }
     let evidence = match end {
         End::Exited(status) => {
             output.push(match status.code() {
@@ -591,6 +695,10 @@ fn outcome(seen: Seen<'_>, end: End, stderr: &str, evidence: Evidence) -> CallOu
         }
         End::Unreadable(error) => {
             output.push(format!("its output could not be read: {error}"));
+            evidence
+        }
+        End::Lingered => {
+            output.push("it gave its verdict but did not exit; stopped".to_owned());
             evidence
         }
     };

@@ -356,8 +356,7 @@ echo '{{"type":"result","status":"success","stats":{{"total_tokens":3}}}}'"#
             "stream-json",
             "--model",
             "model-x",
-            "-p",
-            "Fix the test"
+            "--prompt=Fix the test"
         ]
     );
     assert_eq!(read(&dir, "stdin"), "", "no prompt on stdin");
@@ -444,24 +443,71 @@ async fn a_cli_silent_past_its_first_event_timeout_is_stopped() {
         first_byte_ms: 30_000,
         ..Timeouts::default()
     };
-    let (outcome, _, dir) = run_with(
-        CliPreset::ClaudeCode,
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake(
+        dir.path(),
         r#"sleep 300 &
-echo $! > "$(dirname "$0")/helper"
+echo $! > "$(dirname "$0")/helper.tmp"
+mv "$(dirname "$0")/helper.tmp" "$(dirname "$0")/helper"
 wait"#,
-        timeouts,
-    )
-    .await;
+    );
+    let helper = dir.path().join("helper");
+    let (adapter, asked) = (
+        provider(CliPreset::ClaudeCode, &program, timeouts),
+        request("Fix the test"),
+    );
+    let call = adapter.call(&asked);
+    // The clock is the test's, and moves only when the runtime is idle: kept
+    // busy until the CLI has started its helper, so the timeout comes after.
+    let started = async {
+        while !helper.exists() {
+            tokio::task::yield_now().await;
+        }
+    };
+    let (outcome, ()) = tokio::join!(call, started);
     let (evidence, partial) = failed(outcome);
     assert_eq!(
         (evidence.transport, partial.as_str()),
         (Some(Transport::Timeout), "")
     );
-    // The clock is the test's: the timeout may come before the helper started.
-    if let Ok(helper) = std::fs::read_to_string(dir.path().join("helper")) {
-        assert!(
-            gone(helper.trim()).await,
-            "the helper {helper} was killed with the CLI"
-        );
-    }
+    let helper = std::fs::read_to_string(&helper).unwrap();
+    assert!(
+        gone(helper.trim()).await,
+        "the helper {helper} was killed with the CLI"
+    );
+}
+
+#[tokio::test]
+async fn a_structured_cli_that_exits_without_a_verdict_did_not_answer() {
+    // A flag it does not know: a help text, exit 0, no events.
+    let (outcome, _, _dir) = run(
+        CliPreset::ClaudeCode,
+        "cat > /dev/null; echo 'Usage: claude [options] [command] [prompt]'",
+    )
+    .await;
+    let (evidence, partial) = failed(outcome);
+    assert_eq!(partial, "");
+    let output = evidence.output.unwrap();
+    assert!(
+        output.contains("Usage: claude") && output.contains("gave no verdict"),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn much_written_to_stderr_neither_blocks_the_cli_nor_fills_the_evidence() {
+    // Far more than a pipe holds, then the answer.
+    let (outcome, _, _dir) = run(
+        CliPreset::Generic,
+        "head -c 300000 /dev/zero | tr '\\0' x >&2; echo ok",
+    )
+    .await;
+    assert_eq!(answered(outcome), "ok\n");
+    let (outcome, _, _dir) = run(
+        CliPreset::Generic,
+        "head -c 300000 /dev/zero | tr '\\0' x >&2; exit 1",
+    )
+    .await;
+    let output = failed(outcome).0.output.unwrap();
+    assert!(output.len() < 70_000, "{} bytes kept", output.len());
 }

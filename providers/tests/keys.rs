@@ -275,7 +275,7 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
             "#!/bin/sh\ncat > /dev/null\n\
              printf '{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"key %s\"}]}}\\n' \"$SWITCHBACK_TEST_ANTHROPIC_KEY\"\n\
              printf '{\"type\":\"result\",\"is_error\":true,\"result\":\"bad key %s\"}\\n' \"$SWITCHBACK_TEST_ANTHROPIC_KEY\"\n\
-             echo \"stderr $SWITCHBACK_TEST_ANTHROPIC_KEY\" >&2\nexit 1\n",
+             echo \"stderr $SWITCHBACK_TEST_ANTHROPIC_KEY $SWITCHBACK_TEST_BAD_KEY\" >&2\nexit 1\n",
         )
         .unwrap();
         std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -286,7 +286,10 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
             kind: ProviderKind::Cli,
             cli: Some(policy::CliConfig {
                 command,
-                env: vec!["SWITCHBACK_TEST_ANTHROPIC_KEY".to_owned()],
+                env: vec![
+                    "SWITCHBACK_TEST_ANTHROPIC_KEY".to_owned(),
+                    "SWITCHBACK_TEST_BAD_KEY".to_owned(),
+                ],
                 ..policy::CliConfig::preset(policy::CliPreset::ClaudeCode)
             }),
             ..ProviderConfig::simulated(Vec::new())
@@ -297,6 +300,10 @@ fn keys_come_from_the_environment_and_go_nowhere_else() {
             .await;
         let shown = format!("{outcome:?} {:?}", streamed.pieces());
         assert!(!shown.contains(ANTHROPIC_KEY), "{shown}");
+        assert!(
+            !shown.contains("sk-bad-key") && !shown.contains("with-a-line-break"),
+            "a value no header carries is taken out too: {shown}"
+        );
         let CallOutcome::Failed { evidence, partial_output } = &outcome else {
             panic!("{outcome:?}");
         };

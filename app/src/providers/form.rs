@@ -25,7 +25,7 @@ pub struct ProviderForm {
     pub api_key_env: String,
     /// A `cli` provider's settings as stored: set through the API, sent back
     /// unchanged (the form does not edit them).
-    pub cli: Option<policy::CliConfig>,
+    pub cli: Option<api::CliRequest>,
 }
 
 impl ProviderForm {
@@ -69,11 +69,7 @@ impl ProviderForm {
             // Left out of an update, the stored timeouts and script are kept.
             timeouts: None,
             script: None,
-            cli: self
-                .cli
-                .as_ref()
-                .filter(|_| self.kind == ProviderKind::Cli)
-                .map(api::CliRequest::from),
+            cli: self.cli.clone().filter(|_| self.kind == ProviderKind::Cli),
             revision: self.revision,
         }
     }

@@ -30,6 +30,20 @@ struct Counted {
     last: Option<(i64, u64)>,
     /// Whether a recount is under way.
     recounting: bool,
+    /// This server's creations since the recount under way began.
+    created_since: u64,
+}
+
+/// The longest a recount may take before it is given up.
+const RECOUNT_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Marks the recount under way as done when dropped.
+struct Recounting(OpenTasks);
+
+impl Drop for Recounting {
+    fn drop(&mut self) {
+        self.0.lock().recounting = false;
+    }
 }
 
 impl OpenTasks {
@@ -65,14 +79,25 @@ impl OpenTasks {
                 if recount {
                     let (this, store) = (self.clone(), store.clone());
                     tokio::spawn(async move {
-                        let counted = count(store.as_ref()).await;
+                        // However the recount ends (even by a panic), the next
+                        // check may start another.
+                        let _done = Recounting(this.clone());
+                        this.lock().created_since = 0;
+                        let counted =
+                            tokio::time::timeout(RECOUNT_WITHIN, count(store.as_ref())).await;
                         let mut counted_now = this.lock();
-                        counted_now.recounting = false;
                         match counted {
-                            Ok(open) => counted_now.last = Some((now_ms, open)),
-                            Err(error) => tracing::warn!(
+                            Ok(Ok(open)) => {
+                                // Creations while it counted may not be in it.
+                                let open = open.saturating_add(counted_now.created_since);
+                                counted_now.last = Some((now_ms, open));
+                            }
+                            Ok(Err(error)) => tracing::warn!(
                                 error = %error,
                                 "counting open tasks failed; the next check counts again"
+                            ),
+                            Err(_) => tracing::warn!(
+                                "counting open tasks took over 10 s; the next check counts again"
                             ),
                         }
                     });
@@ -92,7 +117,9 @@ impl OpenTasks {
 
     /// Count a task this server just created.
     pub fn created(&self) {
-        if let Some((_, open)) = self.lock().last.as_mut() {
+        let mut counted = self.lock();
+        counted.created_since = counted.created_since.saturating_add(1);
+        if let Some((_, open)) = counted.last.as_mut() {
             *open = open.saturating_add(1);
         }
     }

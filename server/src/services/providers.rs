@@ -37,18 +37,21 @@ impl Services {
         id: &ProviderId,
         request: Read<ProviderRequest>,
     ) -> Result<ProviderView, AppError> {
-        let (spec, expected) = request.check(|request| request.check_update(&self.key_envs))?;
-        // Left out, a cli provider's settings are kept: there must be some.
-        if spec.kind == ProviderKind::Cli
-            && spec.cli.is_none()
-            && self.store.get_provider(id).await?.cli.is_none()
-        {
-            return Err(vec![api::FieldError::new(
-                &api::FieldPath::root().field("cli"),
-                api::ErrorCode::Required,
-                "is required for a cli provider: at least its preset",
-            )]
-            .into());
+        let (mut spec, expected) = request.check(|request| request.check_update(&self.key_envs))?;
+        // Left out, a cli provider's settings are kept: there must be some, and
+        // their preset names the family.
+        if spec.kind == ProviderKind::Cli && spec.cli.is_none() {
+            let Some(stored) = self.store.get_provider(id).await?.cli else {
+                return Err(vec![api::FieldError::new(
+                    &api::FieldPath::root().field("cli"),
+                    api::ErrorCode::Required,
+                    "is required for a cli provider: at least its preset",
+                )]
+                .into());
+            };
+            if let Some(family) = stored.preset.family() {
+                spec.family = family;
+            }
         }
         let write = self.provider_write(id.clone(), spec)?;
         Ok(self.provider_view(self.store.update_provider(write, expected).await?))
@@ -66,6 +69,16 @@ impl Services {
         id: ProviderId,
         spec: ProviderSpec,
     ) -> Result<ProviderWrite, Vec<api::FieldError>> {
+        // The browser checks a zone's form; only the server knows the zones.
+        if let Some(zone) = spec.cli.as_ref().and_then(|cli| cli.time_zone.as_deref())
+            && catalogue::time_zone(zone).is_none()
+        {
+            return Err(vec![api::FieldError::new(
+                &api::FieldPath::root().field("cli").field("time_zone"),
+                api::ErrorCode::Enum,
+                "names no time zone the server knows (an IANA name, such as Europe/Berlin)",
+            )]);
+        }
         let script = match &spec.script {
             Some(script) => Some(providers::parse_script(script).map_err(|errors| {
                 errors

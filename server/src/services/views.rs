@@ -30,7 +30,7 @@ impl Services {
                     provider.script.iter().map(|step| step.to_json()).collect(),
                 )
             }),
-            cli: provider.cli,
+            cli: provider.cli.as_ref().map(api::CliRequest::from),
             revision: provider.revision,
             created_at: provider.created_at,
             updated_at: provider.updated_at,

@@ -105,6 +105,7 @@ async fn a_cli_provider_made_through_the_api_runs_a_task() {
         .await;
     assert_eq!(status, StatusCode::OK, "{updated}");
     assert_eq!(updated["cli"], provider["cli"]);
+    assert_eq!(updated["family"], "claude_code", "still the preset's");
 }
 
 #[tokio::test]
@@ -122,16 +123,20 @@ async fn a_usage_window_opens_the_providers_circuit_until_its_reset() {
     let (provider, profile_id) = provider_and_profile(&api, &program).await;
     let mut stream = Stream::open(&api, None).await;
     let id = start(&api, &profile_id).await;
-    // The attempt ends (the route leaves `running`).
-    loop {
-        let event = stream.next().await;
-        if event.data["task_id"] == id.as_str()
-            && event.data["state"] != "running"
-            && event.data["state"] != "queued"
-        {
-            break;
+    // The attempt ends (the route leaves `running`), within a bound.
+    tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        loop {
+            let event = stream.next().await;
+            if event.data["task_id"] == id.as_str()
+                && event.data["state"] != "running"
+                && event.data["state"] != "queued"
+            {
+                break;
+            }
         }
-    }
+    })
+    .await
+    .expect("the attempt ended");
     let (_, task) = api
         .call(Method::GET, &format!("/api/tasks/{id}"), None)
         .await;
@@ -193,6 +198,24 @@ async fn cli_settings_are_checked_field_by_field_and_only_for_a_cli() {
         (
             json!({"name": "d", "kind": "cli", "cli": {"preset": "aider"}}),
             vec![("cli.preset", "enum")],
+        ),
+        (
+            json!({"name": "e", "kind": "cli", "base_url": "http://localhost:1", "api_key_env": "OPENAI_API_KEY",
+                "family": "openai", "cli": {"preset": "generic"}}),
+            vec![
+                ("base_url", "unknown_field"),
+                ("api_key_env", "unknown_field"),
+                ("cli.command", "required"),
+            ],
+        ),
+        (
+            json!({"name": "f", "kind": "cli", "family": "openai", "cli": {"preset": "codex"}}),
+            vec![("family", "enum")],
+        ),
+        (
+            // A zone's form is checked everywhere, whether it exists by the server.
+            json!({"name": "g", "kind": "cli", "cli": {"preset": "codex", "time_zone": "Mars/Olympus_Mons"}}),
+            vec![("cli.time_zone", "enum")],
         ),
     ] {
         let (status, answer) = api
