@@ -1,7 +1,22 @@
 //! Agent CLIs as providers, each played by a small shell script standing in for
-//! the real CLI: it prints the events the CLI prints (their shapes as each CLI
-//! documents them, see `providers/src/cli.rs`), and writes down what it was
+//! the real CLI: it prints the events the CLI prints, and writes down what it was
 //! given (arguments, standard input, environment) for the test to read.
+//!
+//! Where the events' shapes come from:
+//! - Claude Code: the Agent SDK's message types (`sdk.d.ts` in the npm package
+//!   `@anthropic-ai/claude-agent-sdk`: `SDKAssistantMessage.error`,
+//!   `SDKAPIRetryMessage`, `SDKResultSuccess`/`SDKResultError`), and lines quoted
+//!   in anthropics/claude-code issues #38673 (init, assistant, result), #79500
+//!   (an API error as `"subtype":"success"` with `is_error`), #19912 (an error
+//!   result with `errors`); the usage-window wording as the CLI prints it ("You've
+//!   hit your limit · resets 3pm (Europe/Berlin)").
+//! - Codex: `codex-rs/exec/src/exec_events.rs` and `docs/exec.md` in openai/codex
+//!   (thread, turn and item events), openai/codex#32984 ("Reconnecting... n/m"
+//!   then `turn.failed`), `codex-rs/protocol/src/error.rs` (the usage-limit words).
+//! - Gemini CLI: `packages/core/src/output/types.ts` and the snapshots in
+//!   `packages/cli/src/__snapshots__/nonInteractiveCli.test.ts.snap` in
+//!   google-gemini/gemini-cli (init, message deltas, tool_use, result), and
+//!   `validateNonInterActiveAuth.ts` (a failed login: stderr only, exit 41).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -93,6 +108,13 @@ fn failed(outcome: CallOutcome) -> (catalogue::Evidence, String) {
     }
 }
 
+/// The evidence of a failure before any work (safe to recover).
+fn safe_failure(outcome: CallOutcome) -> catalogue::Evidence {
+    let (evidence, partial) = failed(outcome);
+    assert_eq!(partial, "", "nothing was done: safe to recover");
+    evidence
+}
+
 fn answered(outcome: CallOutcome) -> String {
     match outcome {
         CallOutcome::Answered {
@@ -177,8 +199,7 @@ echo '{"type":"result","subtype":"success","is_error":true,"result":"You'"'"'ve 
     )
     .await;
     assert!(pieces.is_empty(), "an error's words are not the answer");
-    let (evidence, partial) = failed(outcome);
-    assert_eq!(partial, "", "nothing was done: safe to recover");
+    let evidence = safe_failure(outcome);
     assert_eq!(evidence.provider, "claude_code");
     assert_eq!(evidence.time_zone.as_deref(), Some("Europe/Berlin"));
     let output = evidence.output.clone().unwrap();
@@ -208,8 +229,7 @@ echo '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry
 wait"#,
     )
     .await;
-    let (evidence, partial) = failed(outcome);
-    assert_eq!(partial, "");
+    let evidence = safe_failure(outcome);
     assert_eq!(evidence.status, Some(529));
     assert!(
         evidence
@@ -300,8 +320,7 @@ echo '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before
 sleep 300"#,
     )
     .await;
-    let (evidence, partial) = failed(outcome);
-    assert_eq!(partial, "");
+    let evidence = safe_failure(outcome);
     assert!(
         evidence
             .output
@@ -318,8 +337,7 @@ echo '{"type":"turn.failed","error":{"message":"You'"'"'ve hit your usage limit.
 exit 1"#,
     )
     .await;
-    let (evidence, partial) = failed(outcome);
-    assert_eq!(partial, "");
+    let evidence = safe_failure(outcome);
     assert_eq!(evidence.provider, "codex");
     let verdict = verdict(&evidence);
     assert_eq!(
@@ -388,8 +406,7 @@ exit 1"#,
 exit 41"#,
     )
     .await;
-    let (evidence, partial) = failed(outcome);
-    assert_eq!(partial, "");
+    let evidence = safe_failure(outcome);
     let output = evidence.output.unwrap();
     assert!(
         output.contains("GEMINI_API_KEY") && output.ends_with("exited with status 41"),
@@ -425,8 +442,7 @@ async fn a_missing_program_fails_before_anything_runs() {
     let outcome = Adapter::new(config, providers::http_client())
         .call(&request("hi"))
         .await;
-    let (evidence, partial) = failed(outcome);
-    assert_eq!(partial, "");
+    let evidence = safe_failure(outcome);
     assert!(
         evidence
             .output
@@ -485,8 +501,7 @@ async fn a_structured_cli_that_exits_without_a_verdict_did_not_answer() {
         "cat > /dev/null; echo 'Usage: claude [options] [command] [prompt]'",
     )
     .await;
-    let (evidence, partial) = failed(outcome);
-    assert_eq!(partial, "");
+    let evidence = safe_failure(outcome);
     let output = evidence.output.unwrap();
     assert!(
         output.contains("Usage: claude") && output.contains("gave no verdict"),
