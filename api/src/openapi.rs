@@ -74,15 +74,25 @@ json_schema!(
         "properties": {
             "preset": {"type": "string", "enum": policy::CliPreset::ALL.map(policy::CliPreset::as_str)},
             "command": {"type": "array", "maxItems": crate::COMMAND_MAX_WORDS,
-                "items": {"type": "string", "maxLength": crate::WORD_MAX_CHARS},
-                "description": "The program, then its arguments; {model} and {prompt} are filled in at each call (without {prompt}, the prompt goes to standard input). Never run through a shell. The preset's when empty."},
-            "working_dir": {"type": "string", "pattern": "^/", "maxLength": crate::WORD_MAX_CHARS},
+                "items": {"type": "string", "maxLength": crate::WORD_MAX_CHARS, "pattern": "^[^\\u0000]*$"},
+                // The program: as the others, and not blank (`items` is for the rest).
+                "prefixItems": [{"type": "string", "maxLength": crate::WORD_MAX_CHARS,
+                    "allOf": [{"pattern": "^[^\\u0000]*$"},
+                              {"pattern": format!("[^{}]", crate::checks::WHITE_SPACE_CLASS)}]}],
+                "description": "The program (not blank), then its arguments; {model} and {prompt} are filled in at each call (without {prompt}, the prompt goes to standard input). Never run through a shell. The preset's when empty; the generic preset needs one."},
+            "working_dir": {"type": "string", "pattern": "^/[^\\u0000]*$", "maxLength": crate::WORD_MAX_CHARS},
             "env": {"type": "array", "maxItems": crate::ENV_MAX_NAMES, "uniqueItems": true,
-                "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-                "description": "The environment variables passed through; every other one is cleared."},
+                "items": {"type": "string"},
+                "description": "The environment variables passed through; every other one is cleared. A name that holds KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL (in any case) must be a key variable the server allows."},
             "time_zone": {"type": "string", "maxLength": crate::TIME_ZONE_MAX_CHARS,
-                "description": "The IANA zone the CLI prints its resets in; the server's when left out."}
-        }})
+                "pattern": "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z][A-Za-z0-9_+-]*)*$",
+                "description": "The IANA zone the CLI prints its resets in (one the server knows); the server's when left out."}
+        },
+        // The generic preset runs only the command it is given.
+        "anyOf": [
+            {"properties": {"preset": {"enum": ["claude_code", "codex", "gemini_cli"]}}},
+            {"required": ["command"], "properties": {"command": {"minItems": 1}}}
+        ]})
 );
 
 json_schema!(
@@ -364,15 +374,43 @@ pub fn refine(document: &mut Value, keys: &KeyEnvRules) {
                 if *kind != ProviderKind::Simulated {
                     properties["script"] = json!({"type": "null"});
                 }
-                // Only a cli provider runs a command.
+                // Only a cli provider runs a command; it has no URL or key
+                // variable, and only a generic command takes a family other
+                // than its preset's.
                 if *kind != ProviderKind::Cli {
                     properties["cli"] = json!({"type": "null"});
+                    return json!({"properties": properties, "required": required});
                 }
-                json!({"properties": properties, "required": required})
+                properties["base_url"] = json!({"type": "null"});
+                properties["api_key_env"] = json!({"type": "null"});
+                let by_preset: Vec<Value> = policy::CliPreset::ALL
+                    .iter()
+                    .map(|preset| {
+                        let mut branch = json!({"properties": {"cli": {"properties": {"preset": {"const": preset.as_str()}}}}});
+                        if let Some(family) = preset.family() {
+                            branch["properties"]["family"] = json!({"enum": [family.as_str(), null]});
+                        }
+                        branch
+                    })
+                    .collect();
+                json!({"properties": properties, "required": required, "anyOf": by_preset})
             })
             .collect();
         provider["oneOf"] = Value::Array(by_kind);
     }
+    // A CLI's variable: a name that does not look like a secret, or a key
+    // variable the server allows.
+    let secret = ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+        .map(|word| {
+            word.chars()
+                .map(|c| format!("[{c}{}]", c.to_ascii_lowercase()))
+                .collect::<String>()
+        })
+        .join("|");
+    document["components"]["schemas"]["Cli"]["properties"]["env"]["items"]["anyOf"] = json!([
+        {"pattern": format!("^(?![A-Za-z0-9_]*({secret}))[A-Za-z_][A-Za-z0-9_]*$")},
+        {"pattern": keys.pattern()}
+    ]);
     let error = |description: &str| {
         json!({"description": description,
                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}}})

@@ -42,10 +42,11 @@ impl Services {
         // their preset names the family.
         if spec.kind == ProviderKind::Cli && spec.cli.is_none() {
             let Some(stored) = self.store.get_provider(id).await?.cli else {
+                // Whether there is one to keep is the stored provider's state.
                 return Err(vec![api::FieldError::new(
                     &api::FieldPath::root().field("cli"),
-                    api::ErrorCode::Required,
-                    "is required for a cli provider: at least its preset",
+                    api::ErrorCode::NotFound,
+                    "names no settings to keep: this provider has none yet, so send them (at least the preset)",
                 )]
                 .into());
             };
@@ -75,7 +76,7 @@ impl Services {
         {
             return Err(vec![api::FieldError::new(
                 &api::FieldPath::root().field("cli").field("time_zone"),
-                api::ErrorCode::Enum,
+                api::ErrorCode::NotFound,
                 "names no time zone the server knows (an IANA name, such as Europe/Berlin)",
             )]);
         }

@@ -215,7 +215,7 @@ async fn cli_settings_are_checked_field_by_field_and_only_for_a_cli() {
         (
             // A zone's form is checked everywhere, whether it exists by the server.
             json!({"name": "g", "kind": "cli", "cli": {"preset": "codex", "time_zone": "Mars/Olympus_Mons"}}),
-            vec![("cli.time_zone", "enum")],
+            vec![("cli.time_zone", "not_found")],
         ),
     ] {
         let (status, answer) = api
