@@ -263,6 +263,14 @@ pub struct TaskCandidateView {
     pub id: CandidateId,
     /// The provider it dispatches to.
     pub provider_id: ProviderId,
+    /// That provider's name when the task was read (its id, should the
+    /// provider be gone).
+    pub provider: String,
+    /// For an agent-CLI provider, the time zone its printed resets ("resets
+    /// 3pm") are read in: its own setting, else the server's. The route view
+    /// shows a usage window's reset in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     /// The model.
     pub model: String,
     /// Whether the route may use it.

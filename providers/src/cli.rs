@@ -416,6 +416,15 @@ enum End {
     Lingered,
 }
 
+/// The time zone a CLI's wall-clock resets ("resets 3pm") are read in: the
+/// provider's own setting, else the server's (`None` when the server's has no
+/// name).
+pub fn reset_zone(cli: &CliConfig) -> Option<String> {
+    cli.time_zone
+        .clone()
+        .or_else(|| jiff::tz::TimeZone::system().iana_name().map(str::to_owned))
+}
+
 /// Runs the CLI for one call. Everything is awaited here: dropping the future
 /// kills the process group.
 pub(crate) async fn call(
@@ -429,12 +438,7 @@ pub(crate) async fn call(
         Some(family) => family.as_str(),
         None => provider_family,
     };
-    // The zone its wall-clock resets ("resets 3pm") are read in: the
-    // provider's, else the server's own.
-    let zone = cli
-        .time_zone
-        .clone()
-        .or_else(|| jiff::tz::TimeZone::system().iana_name().map(str::to_owned));
+    let zone = reset_zone(cli);
     let evidence = || {
         let evidence = Evidence::new(family);
         match &zone {

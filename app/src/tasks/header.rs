@@ -6,8 +6,8 @@ use policy::route::RouteState;
 
 use super::live::Connection;
 use super::words::{
-    candidate_label, circuit_owner, clock_time, countdown, countdown_spoken, relative, retry_line,
-    state_label, then_line,
+    candidate_label, clock_time, countdown, countdown_spoken, deadline_words, relative, retry_line,
+    state_label, then_line, zoned_time,
 };
 
 /// State first, then what happens next, then why.
@@ -35,18 +35,30 @@ pub(crate) fn RouteHeader(
             parts.join(" · ")
         })
     };
+    // A time in an agent CLI's zone comes from the browser's zone data, once
+    // hydrated (the server's page shows UTC, and hydration keeps its text).
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
     // The countdown for screen readers: announced politely, once a minute.
-    let spoken = move |what: String, deadline: Timestamp| {
+    let spoken = move |what: String, deadline: Timestamp, time: Signal<String>| {
         let words = Memo::new(move |_| countdown_spoken(deadline, now.get()));
-        move || format!("{what}{}: {}", clock_time(deadline), words.get())
+        move || format!("{what}{}: {}", time.get(), words.get())
     };
-    let deadline = move || {
-        route.with(|route| {
-            route
-                .deadline
-                .map(|deadline| (deadline, route.circuit_wait.then(|| circuit_owner(route))))
+    // When the wait ends, what it is called, and the zone to show it in.
+    let deadline = Memo::new(move |_| {
+        task.with(|task| {
+            let route = &task.route;
+            let candidate = task.candidates.get(route.candidate_index as usize);
+            route.deadline.map(|deadline| {
+                let words = deadline_words(
+                    route,
+                    candidate.map(|candidate| candidate.provider.as_str()),
+                );
+                let zone = candidate.and_then(|candidate| candidate.time_zone.clone());
+                (deadline, words, zone)
+            })
         })
-    };
+    });
     let failure = move || {
         route.with(|route| match (route.code, route.class) {
             (Some(code), Some(class)) => Some(format!(
@@ -78,20 +90,22 @@ pub(crate) fn RouteHeader(
                 " on " <span class="route-candidate">{candidate}</span>
             </h2>
             <p class="next" hidden=move || next().is_empty()>{next}</p>
-            {move || deadline().map(|(deadline, circuit)| {
-                let what = match circuit {
-                    Some(owner) => format!("The {owner} circuit reopens at "),
-                    None => "Deadline ".to_owned(),
-                };
+            {move || deadline.get().map(|(deadline, what, zone)| {
+                let time = Signal::derive(move || {
+                    zone.as_deref()
+                        .filter(|_| hydrated.get())
+                        .and_then(|zone| zoned_time(deadline, zone))
+                        .unwrap_or_else(|| clock_time(deadline))
+                });
                 view! {
                     <p class="deadline">
                         {what.clone()}
-                        <time datetime=deadline.to_string()>{clock_time(deadline)}</time>
+                        <time datetime=deadline.to_string()>{time}</time>
                         " ("
                         <span role="timer" class="countdown">{move || countdown(deadline, now.get())}</span>
                         ")"
                     </p>
-                    <p class="visually-hidden" aria-live="polite">{spoken(what, deadline)}</p>
+                    <p class="visually-hidden" aria-live="polite">{spoken(what, deadline, time)}</p>
                 }
             })}
             <dl class="facts">

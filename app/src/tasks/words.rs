@@ -175,6 +175,62 @@ pub fn circuit_owner(route: &RouteView) -> &'static str {
     }
 }
 
+/// What a pending wait is called before its time: the usage window or quota
+/// the failure named, by its provider ("Claude Code usage window resets at "),
+/// a shared circuit ("Anthropic's circuit reopens at "), else the route's own
+/// deadline. `provider` is the current candidate's provider's name.
+pub fn deadline_words(route: &RouteView, provider: Option<&str>) -> String {
+    use policy::SemanticCode::{QuotaExhausted, UsageLimited};
+    let for_reset = route.state == RouteState::WaitingForReset;
+    match (route.code, provider) {
+        (Some(UsageLimited), Some(provider)) if for_reset => {
+            format!("{provider} usage window resets at ")
+        }
+        (Some(QuotaExhausted), Some(provider)) if for_reset => {
+            format!("{provider} quota resets at ")
+        }
+        _ if route.circuit_wait => match (circuit_owner(route), provider) {
+            ("provider's", Some(provider)) => format!("{provider}'s circuit reopens at "),
+            (owner, _) => format!("The {owner} circuit reopens at "),
+        },
+        _ => "Deadline ".to_owned(),
+    }
+}
+
+/// The time of day of `at` in the IANA zone `zone`, with the zone's short
+/// name, as the browser's own time-zone data gives it ("15:00 CEST"). `None`
+/// off the browser, or for a zone the browser does not know: then the page
+/// shows [`clock_time`].
+pub fn zoned_time(at: Timestamp, zone: &str) -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::{JsCast, JsValue};
+        let date = js_sys::Date::new(&JsValue::from_f64(at.as_millis() as f64));
+        let options = js_sys::Object::new();
+        for (key, value) in [
+            ("timeZone", zone),
+            ("hour", "2-digit"),
+            ("minute", "2-digit"),
+            ("hourCycle", "h23"),
+            ("timeZoneName", "short"),
+        ] {
+            js_sys::Reflect::set(&options, &key.into(), &value.into()).ok()?;
+        }
+        // Through `apply`, so a zone the browser lacks (a RangeError) is an
+        // error here rather than a trap.
+        let format = js_sys::Reflect::get(&date, &"toLocaleTimeString".into()).ok()?;
+        let arguments = js_sys::Array::of2(&"en-GB".into(), &options);
+        js_sys::Reflect::apply(format.dyn_ref::<js_sys::Function>()?, &date, &arguments)
+            .ok()?
+            .as_string()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (at, zone);
+        None
+    }
+}
+
 /// What the time before an attempt was, in the order it happened: the wait the
 /// attempt before it (`None`: the task's start) decided on, a circuit's wait, a
 /// move to another candidate, a probe of the circuit, or the next turn. `None`
@@ -239,6 +295,8 @@ mod tests {
         TaskCandidateView {
             id: CandidateId::new(id),
             provider_id: ProviderId::new("p"),
+            provider: "Anthropic".to_owned(),
+            time_zone: None,
             model: model.to_owned(),
             enabled,
         }
@@ -353,6 +411,66 @@ mod tests {
         assert_eq!(
             circuit_owner(&waiting(policy::SemanticCode::InsufficientCredits)),
             "provider's"
+        );
+    }
+
+    #[test]
+    fn a_wait_is_named_by_the_window_quota_or_circuit_it_waits_for() {
+        let waiting = |code, circuit_wait| RouteView {
+            circuit_wait,
+            code: Some(code),
+            ..route(RouteState::WaitingForReset)
+        };
+        use policy::SemanticCode::{
+            InsufficientCredits, QuotaExhausted, RateLimited, UsageLimited,
+        };
+        let cases = [
+            (
+                waiting(UsageLimited, false),
+                Some("Claude Code"),
+                "Claude Code usage window resets at ",
+            ),
+            (
+                waiting(UsageLimited, true),
+                Some("Claude Code"),
+                "Claude Code usage window resets at ",
+            ),
+            (
+                waiting(QuotaExhausted, true),
+                Some("Gemini"),
+                "Gemini quota resets at ",
+            ),
+            (
+                waiting(InsufficientCredits, true),
+                Some("OpenAI"),
+                "OpenAI's circuit reopens at ",
+            ),
+            (
+                waiting(RateLimited, true),
+                Some("OpenAI"),
+                "The model's circuit reopens at ",
+            ),
+            (
+                waiting(UsageLimited, true),
+                None,
+                "The provider's circuit reopens at ",
+            ),
+            (
+                RouteView {
+                    code: Some(RateLimited),
+                    ..route(RouteState::RetryWait)
+                },
+                Some("OpenAI"),
+                "Deadline ",
+            ),
+        ];
+        for (route, provider, words) in cases {
+            assert_eq!(deadline_words(&route, provider), words, "{route:?}");
+        }
+        assert_eq!(
+            zoned_time(Timestamp::from_millis(0), "Europe/Berlin"),
+            None,
+            "off the browser the page shows UTC"
         );
     }
 

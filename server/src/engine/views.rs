@@ -142,6 +142,9 @@ pub fn task_view(detail: &TaskDetail) -> TaskView {
             .map(|candidate| TaskCandidateView {
                 id: candidate.id.clone(),
                 provider_id: candidate.provider_id.clone(),
+                // Named by the services, which read the providers.
+                provider: candidate.provider_id.to_string(),
+                time_zone: None,
                 model: candidate.model.clone(),
                 enabled: candidate.enabled,
             })

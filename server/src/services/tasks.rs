@@ -33,7 +33,7 @@ impl Services {
             }
             // A repeat answers the first task, whatever became of its profile since.
             if let Some(first) = self.store.task_by_idempotency_key(key).await? {
-                return Ok((task_view(&first), false));
+                return Ok((self.named(task_view(&first)).await?, false));
             }
         }
         let profile = match self.store.get_profile(&request.profile_id).await {
@@ -70,7 +70,7 @@ impl Services {
         if created {
             self.open_tasks.created();
         }
-        Ok((task_view(&detail), created))
+        Ok((self.named(task_view(&detail)).await?, created))
     }
 
     /// Tasks newest first, optionally in one state, a page at a time.
@@ -93,9 +93,22 @@ impl Services {
         })
     }
 
+    /// A task's view with each candidate's provider named, and an agent CLI's
+    /// time zone (a usage window's reset is shown in it).
+    async fn named(&self, mut view: TaskView) -> Result<TaskView, AppError> {
+        let stored = self.store.list_providers().await?;
+        for candidate in &mut view.candidates {
+            if let Some(provider) = stored.iter().find(|p| p.id == candidate.provider_id) {
+                candidate.provider.clone_from(&provider.name);
+                candidate.time_zone = provider.cli.as_ref().and_then(providers::cli::reset_zone);
+            }
+        }
+        Ok(view)
+    }
+
     /// One task with its route, attempts and turns.
     pub async fn get_task(&self, id: &TaskId) -> Result<TaskView, AppError> {
-        Ok(task_view(&self.store.get_task(id).await?))
+        self.named(task_view(&self.store.get_task(id).await?)).await
     }
 
     /// A follow-up turn on a completed task.
@@ -119,7 +132,7 @@ impl Services {
             .into());
         }
         match self.engine.new_turn(id, request.prompt).await {
-            Ok(detail) => Ok(task_view(&detail)),
+            Ok(detail) => self.named(task_view(&detail)).await,
             // A route that moved on since it was read is refused as it is now.
             Err(EngineError::Stale { current, .. }) => {
                 Err(ApiError::not_allowed_now("A new turn", current.route.state).into())
@@ -141,7 +154,7 @@ impl Services {
             .act(id, request.action, request.generation)
             .await
             .map_err(|error| refused(request.action.as_str(), error))?;
-        Ok(task_view(&detail))
+        self.named(task_view(&detail)).await
     }
 }
 
