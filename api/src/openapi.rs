@@ -79,7 +79,7 @@ json_schema!(
                 "prefixItems": [{"type": "string", "maxLength": crate::WORD_MAX_CHARS,
                     "allOf": [{"pattern": "^[^\\u0000]*$"},
                               {"pattern": format!("[^{}]", crate::checks::WHITE_SPACE_CLASS)}]}],
-                "description": "The program (not blank), then its arguments; {model} and {prompt} are filled in at each call (without {prompt}, the prompt goes to standard input). Never run through a shell. The preset's when empty; the generic preset needs one."},
+                "description": "The program (not blank), then its arguments; {model} and {prompt} are filled in at each call (without {prompt}, the prompt goes to standard input). Never run through a shell. The preset's when empty; the generic preset needs one. An argument that holds a key or token (one the server's redaction recognises, such as sk-ant-...) is refused with `type`: a key goes in a variable the CLI may see."},
             "working_dir": {"type": "string", "pattern": "^/[^\\u0000]*$", "maxLength": crate::WORD_MAX_CHARS},
             "env": {"type": "array", "maxItems": crate::ENV_MAX_NAMES, "uniqueItems": true,
                 "items": {"type": "string"},

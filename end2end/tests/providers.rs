@@ -164,3 +164,117 @@ async fn a_form_on_another_site_cannot_add_a_provider() -> anyhow::Result<()> {
     assert_eq!((status, providers), (200, serde_json::json!([])));
     Ok(())
 }
+
+/// An agent CLI set up in the form, with its settings typed as text; its
+/// usage window, read in the zone the form gave it, is shown on the route
+/// view in that zone, by the browser's own zone data.
+#[tokio::test]
+async fn an_agent_cli_from_the_form_shows_its_usage_window_in_its_zone() -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let server = TestServer::start()?;
+    // A stand-in for Claude Code that is always at its plan's limit, printing
+    // what Claude Code prints then (see providers/tests/cli.rs).
+    let dir = tempfile::tempdir()?;
+    let program = dir.path().join("claude");
+    let limit = "You've hit your limit · resets 3pm (Europe/Berlin)";
+    // Each event quoted for the shell, its apostrophes too.
+    let echo = |event: Value| format!("echo '{}'\n", event.to_string().replace('\'', r"'\''"));
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\n{}{}",
+            echo(
+                serde_json::json!({"type": "assistant", "error": "rate_limit", "message": {"model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": limit}]}})
+            ),
+            echo(
+                serde_json::json!({"type": "result", "subtype": "success", "is_error": true, "result": limit})
+            ),
+        ),
+    )?;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755))?;
+
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(&server.url("/providers"), None).await?;
+    page.wait_for_hydration().await?;
+    let add = page.get_by_role(AriaRole::Region, named("Add a provider"));
+    add.get_by_role(AriaRole::Textbox, named("Name"))
+        .fill("Claude Code", None)
+        .await?;
+    add.get_by_role(AriaRole::Combobox, named("Kind"))
+        .select_option("cli", None)
+        .await?;
+    expect(add.get_by_role(AriaRole::Textbox, named("Base URL")))
+        .to_be_hidden()
+        .await?;
+    add.get_by_role(AriaRole::Combobox, named("Preset"))
+        .select_option("claude_code", None)
+        .await?;
+    add.get_by_role(AriaRole::Textbox, named("Command"))
+        .fill(
+            &format!(
+                "{}\n-p\n--output-format\nstream-json\n--verbose\n--model\n{{model}}",
+                program.display()
+            ),
+            None,
+        )
+        .await?;
+    let variables = add.get_by_role(AriaRole::Textbox, named("Variables it may see"));
+    variables.fill("PATH HOME GITHUB_TOKEN", None).await?;
+    expect(add.get_by_text("item 3: looks like a secret", false))
+        .to_be_visible()
+        .await?;
+    variables.fill("PATH HOME", None).await?;
+    add.get_by_role(AriaRole::Textbox, named("Time zone"))
+        .fill("Europe/Berlin", None)
+        .await?;
+    add.get_by_role(AriaRole::Button, named("Add provider"))
+        .click(None)
+        .await?;
+    expect(page.get_by_role(AriaRole::Heading, named("Claude Code")))
+        .to_be_visible()
+        .await?;
+
+    let (_, providers) = server.send_json("GET", "/api/providers", &Value::Null)?;
+    assert_eq!(
+        providers[0]["cli"]["time_zone"], "Europe/Berlin",
+        "{providers}"
+    );
+    let (status, profile) = server.send_json(
+        "POST",
+        "/api/profiles",
+        &serde_json::json!({"name": "Subscription", "candidates": [
+            {"provider_id": providers[0]["id"], "model": "sonnet", "enabled": true, "max_tokens": 1024,
+             "policy": {"version": 2,
+                "transient": {"retry": {"enabled": true, "max_retries": 2, "initial_interval_ms": 500},
+                              "reset_wait": {"enabled": true, "max_wait_s": 60}, "on_exhausted": "skip"},
+                "hard": {"retry": {"enabled": false, "max_retries": 2, "initial_interval_ms": 500},
+                         "reset_wait": {"enabled": true, "max_wait_s": 604800}, "on_exhausted": "stop"}}}]}),
+    )?;
+    anyhow::ensure!(status == 201, "profile: {status} {profile}");
+    let (status, task) = server.send_json(
+        "POST",
+        "/api/tasks",
+        &serde_json::json!({"profile_id": profile["id"], "prompt": "Fix the build."}),
+    )?;
+    anyhow::ensure!(status == 201, "task: {status} {task}");
+    let id = task["id"].as_str().unwrap_or_default().to_owned();
+    testkit::eventually(std::time::Duration::from_secs(10), || {
+        match server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null) {
+            Ok((_, task)) if task["route"]["state"] == "waiting_for_reset" => Ok(()),
+            other => Err(format!("not waiting yet: {other:?}")),
+        }
+    });
+
+    page.goto(&server.url(&format!("/tasks/{id}")), None)
+        .await?;
+    page.wait_for_hydration().await?;
+    // Central European (Summer) Time, never the server's UTC.
+    expect(page.locator("p.deadline"))
+        .to_contain_text_regex(
+            r"^Claude Code usage window resets at 15:00 CES?T \(in [0-9][^)]*\)$",
+        )
+        .await?;
+    assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}

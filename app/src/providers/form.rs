@@ -3,7 +3,7 @@
 
 use api::read::Read;
 use api::{FieldError, KeyEnvRules, ProviderId, ProviderRequest, ProviderView, Revision};
-use policy::{ProviderFamily, ProviderKind};
+use policy::{CliPreset, ProviderFamily, ProviderKind};
 use serde::{Deserialize, Serialize};
 
 /// A provider form (add or edit).
@@ -23,9 +23,76 @@ pub struct ProviderForm {
     pub base_url: String,
     /// Key variable name as typed.
     pub api_key_env: String,
-    /// A `cli` provider's settings as stored: set through the API, sent back
-    /// unchanged (the form does not edit them).
-    pub cli: Option<api::CliRequest>,
+    /// An agent CLI's settings, as typed (sent only for the `cli` kind).
+    pub cli: CliFields,
+}
+
+/// An agent CLI's settings as the form holds them: lists as text, one
+/// argument per line and variable names apart by spaces or commas.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CliFields {
+    /// The preset chosen.
+    pub preset: CliPreset,
+    /// The command, one argument per line; empty for the preset's.
+    pub command: String,
+    /// The working directory; empty for the server's.
+    pub working_dir: String,
+    /// The variables it may see.
+    pub env: String,
+    /// The zone its printed resets are read in; empty for the server's.
+    pub time_zone: String,
+}
+
+impl Default for CliFields {
+    fn default() -> Self {
+        Self {
+            preset: CliPreset::ClaudeCode,
+            command: String::new(),
+            working_dir: String::new(),
+            env: String::new(),
+            time_zone: String::new(),
+        }
+    }
+}
+
+impl CliFields {
+    /// The fields for stored settings.
+    pub fn from_request(cli: &api::CliRequest) -> Self {
+        Self {
+            preset: cli.preset,
+            command: cli.command.as_deref().unwrap_or_default().join("\n"),
+            working_dir: cli.working_dir.clone().unwrap_or_default(),
+            env: cli.env.as_deref().unwrap_or_default().join(" "),
+            time_zone: cli.time_zone.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The settings these fields describe: an empty field is left out, so
+    /// the preset's command and the server's directory and zone apply; blank
+    /// lines are no arguments.
+    pub fn request(&self) -> api::CliRequest {
+        let optional = |text: &str| Some(text.trim().to_owned()).filter(|text| !text.is_empty());
+        let command: Vec<String> = self
+            .command
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let env: Vec<String> = self
+            .env
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned)
+            .collect();
+        api::CliRequest {
+            preset: self.preset,
+            command: Some(command).filter(|command| !command.is_empty()),
+            working_dir: optional(&self.working_dir),
+            env: Some(env).filter(|env| !env.is_empty()),
+            time_zone: optional(&self.time_zone),
+        }
+    }
 }
 
 impl ProviderForm {
@@ -39,7 +106,7 @@ impl ProviderForm {
             family: None,
             base_url: String::new(),
             api_key_env: String::new(),
-            cli: None,
+            cli: CliFields::default(),
         }
     }
 
@@ -53,7 +120,11 @@ impl ProviderForm {
             family: Some(view.family),
             base_url: view.base_url.clone(),
             api_key_env: view.api_key_env.clone().unwrap_or_default(),
-            cli: view.cli.clone(),
+            cli: view
+                .cli
+                .as_ref()
+                .map(CliFields::from_request)
+                .unwrap_or_default(),
         }
     }
 
@@ -69,7 +140,7 @@ impl ProviderForm {
             // Left out of an update, the stored timeouts and script are kept.
             timeouts: None,
             script: None,
-            cli: self.cli.clone().filter(|_| self.kind == ProviderKind::Cli),
+            cli: (self.kind == ProviderKind::Cli).then(|| self.cli.request()),
             revision: self.revision,
         }
     }
@@ -101,6 +172,22 @@ impl ProviderForm {
         }
         if refused("base_url") && self.base_url.contains(['@', '?', '#']) {
             self.base_url.clear();
+        }
+        // A variable's value typed as its name, or a key in the command.
+        let refused_under = |field: &str, code: api::ErrorCode| {
+            errors.iter().any(|error| {
+                error.code == code
+                    && error
+                        .field
+                        .strip_prefix(field)
+                        .is_some_and(|rest| rest.starts_with('['))
+            })
+        };
+        if refused_under("cli.env", api::ErrorCode::Type) {
+            self.cli.env.clear();
+        }
+        if refused_under("cli.command", api::ErrorCode::Type) {
+            self.cli.command.clear();
         }
     }
 
@@ -149,6 +236,24 @@ impl ProviderForm {
                 },
                 "base_url" => form.base_url.clone_from(value),
                 "api_key_env" => form.api_key_env.clone_from(value),
+                "cli.preset" => match CliPreset::ALL
+                    .into_iter()
+                    .find(|preset| preset.as_str() == value)
+                {
+                    Some(preset) => form.cli.preset = preset,
+                    None => unread.push(FieldError::new(
+                        &api::FieldPath::root().field("cli").field("preset"),
+                        api::ErrorCode::Enum,
+                        format!(
+                            "must be one of {}",
+                            CliPreset::ALL.map(CliPreset::as_str).join(", ")
+                        ),
+                    )),
+                },
+                "cli.command" => form.cli.command.clone_from(value),
+                "cli.working_dir" => form.cli.working_dir.clone_from(value),
+                "cli.env" => form.cli.env.clone_from(value),
+                "cli.time_zone" => form.cli.time_zone.clone_from(value),
                 _ => {}
             }
         }
@@ -220,6 +325,82 @@ mod tests {
                 ("family".to_owned(), api::ErrorCode::Enum),
             ]
         );
+    }
+
+    #[test]
+    fn an_agent_clis_settings_are_typed_as_text_and_checked_like_the_server() {
+        let mut form = ProviderForm::new_provider();
+        form.name = "Claude".into();
+        form.kind = ProviderKind::Cli;
+        let none = KeyEnvRules::default();
+        assert_eq!(form.validate(&none), vec![], "the preset alone will do");
+        let sent = form.request().cli.expect("sent for a cli");
+        assert_eq!(
+            (sent.command, sent.env, sent.working_dir),
+            (None, None, None),
+            "empty fields left out"
+        );
+        form.cli.command = "claude\n -p \n\n--model\n{model}\n".into();
+        form.cli.env = "PATH, HOME\nGITHUB_TOKEN".into();
+        form.cli.working_dir = "relative".into();
+        let fields: Vec<String> = form
+            .validate(&none)
+            .into_iter()
+            .map(|error| error.field)
+            .collect();
+        assert_eq!(
+            fields,
+            ["cli.working_dir", "cli.env[2]"],
+            "an error names the variable's place"
+        );
+        form.cli.working_dir = "/srv/work".into();
+        assert_eq!(
+            form.validate(&KeyEnvRules::new(vec!["GITHUB_TOKEN".into()])),
+            vec![]
+        );
+        let sent = form.request().cli.unwrap();
+        assert_eq!(
+            sent.command.unwrap(),
+            ["claude", "-p", "--model", "{model}"]
+        );
+        assert_eq!(sent.env.unwrap(), ["PATH", "HOME", "GITHUB_TOKEN"]);
+        // Read back from what the server stores, the same settings.
+        assert_eq!(
+            CliFields::from_request(&form.request().cli.unwrap()).request(),
+            form.request().cli.unwrap()
+        );
+        // Any other kind sends none.
+        form.kind = ProviderKind::Simulated;
+        assert_eq!(form.request().cli, None);
+    }
+
+    #[test]
+    fn a_plain_post_reads_an_agent_clis_settings() {
+        let pairs: Vec<(String, String)> = [
+            ("name", "Codex"),
+            ("kind", "cli"),
+            ("cli.preset", "codex"),
+            ("cli.command", "codex\r\nexec\r\n--json"),
+            ("cli.env", "PATH HOME"),
+            ("cli.time_zone", "Europe/Berlin"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let (form, unread) = ProviderForm::from_pairs(&pairs);
+        assert_eq!(unread, vec![]);
+        let cli = form.request().cli.unwrap();
+        assert_eq!(
+            (cli.preset, cli.command.unwrap(), cli.time_zone),
+            (
+                CliPreset::Codex,
+                vec!["codex".to_owned(), "exec".to_owned(), "--json".to_owned()],
+                Some("Europe/Berlin".to_owned())
+            )
+        );
+        let (_, unread) =
+            ProviderForm::from_pairs(&[("cli.preset".to_owned(), "aider".to_owned())]);
+        assert_eq!(unread[0].field, "cli.preset");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 use api::{ApiError, FieldError, KeyEnvRules, ProviderId, ProviderRequest, ProviderView};
 use leptos::prelude::*;
-use policy::{ProviderFamily, ProviderKind};
+use policy::{CliPreset, ProviderFamily, ProviderKind};
 
 use super::form::ProviderForm;
 use crate::components::{FieldErrors, FieldMessage, input_id, with_server_errors};
@@ -85,13 +85,31 @@ pub fn ProviderFormView(
         move || errors.with(|errors| errors.iter().any(|e| e.field == field))
     };
     let kind = text(|form| form.kind.as_str().to_owned());
-    // An agent CLI is set up through the API (it runs a program on the server):
-    // the form offers the kind only to a provider that has its settings.
-    let offers_cli = initial.cli.is_some();
+    let is_cli = move || form.with(|form| form.kind == ProviderKind::Cli);
     let family = text(|form| form.family.map_or("", ProviderFamily::as_str).to_owned());
     let cannot_save =
         move || hydrated.get() && (client_errors.with(|e| !e.is_empty()) || save.pending().get());
 
+    // A list's errors name an item (`cli.env[2]`): its field shows the first,
+    // with the item's place.
+    let list_message = move |field: &'static str| {
+        move || {
+            errors.with(|errors| {
+                errors.iter().find_map(|error| {
+                    let rest = error.field.strip_prefix(field)?;
+                    let place = match rest
+                        .strip_prefix('[')
+                        .and_then(|rest| rest.strip_suffix(']'))
+                    {
+                        Some(index) => index.parse::<usize>().ok()? + 1,
+                        None if rest.is_empty() => return Some(error.message.clone()),
+                        None => return None,
+                    };
+                    Some(format!("item {place}: {}", error.message))
+                })
+            })
+        }
+    };
     let text_field = move |field: &'static str,
                            label: &'static str,
                            hint: &'static str,
@@ -99,18 +117,43 @@ pub fn ProviderFormView(
                            set: fn(&mut ProviderForm, String)| {
         let value = Signal::derive(move || form.with(|form| get(form).to_owned()));
         let input = id_of(field);
+        let listed = matches!(field, "cli.command" | "cli.env");
+        let message = list_message(field);
+        let has_error = move || {
+            if listed {
+                message().is_some()
+            } else {
+                invalid(field)()
+            }
+        };
         let describedby = move || {
             let mut ids = vec![format!("{input}-hint")];
-            if invalid(field)() {
+            if has_error() {
                 ids.push(field_errors.message_id(field));
             }
             ids.join(" ")
         };
         let input_for_label = id_of(field);
         let input_for_hint = format!("{}-hint", id_of(field));
-        view! {
-            <div class="field">
-                <label for=input_for_label>{label}</label>
+        let on_input = move |ev| form.update(|form| set(form, event_target_value(&ev)));
+        let control = if field == "cli.command" {
+            view! {
+                <textarea
+                    id=id_of(field)
+                    name=field
+                    rows="4"
+                    autocomplete="off"
+                    spellcheck="false"
+                    placeholder=move || form.with(|form| form.cli.preset.command().join("\n"))
+                    prop:value=move || value.get()
+                    aria-invalid=move || has_error().then_some("true")
+                    aria-describedby=describedby
+                    on:input=on_input
+                >{value.get_untracked()}</textarea>
+            }
+            .into_any()
+        } else {
+            view! {
                 <input
                     type="text"
                     id=id_of(field)
@@ -119,15 +162,33 @@ pub fn ProviderFormView(
                     spellcheck="false"
                     value=move || value.get()
                     prop:value=move || value.get()
-                    aria-invalid=move || invalid(field)().then_some("true")
+                    aria-invalid=move || has_error().then_some("true")
                     aria-describedby=describedby
-                    on:input=move |ev| form.update(|form| set(form, event_target_value(&ev)))
+                    on:input=on_input
                 />
+            }
+            .into_any()
+        };
+        let error = if listed {
+            view! {
+                <Show when=move || message().is_some()>
+                    <p class="field-error" id=field_errors.message_id(field)>{message}</p>
+                </Show>
+            }
+            .into_any()
+        } else {
+            view! { <FieldMessage path=field /> }.into_any()
+        };
+        view! {
+            <div class="field">
+                <label for=input_for_label>{label}</label>
+                {control}
                 <p class="hint" id=input_for_hint>{hint}</p>
-                <FieldMessage path=field />
+                {error}
             </div>
         }
     };
+    let preset = text(|form| form.cli.preset.as_str().to_owned());
 
     view! {
         <form
@@ -161,7 +222,6 @@ pub fn ProviderFormView(
                 >
                     {ProviderKind::ALL
                         .iter()
-                        .filter(|option| **option != ProviderKind::Cli || offers_cli)
                         .map(|option| {
                             let value = option.as_str();
                             view! { <option value=value selected=move || kind.get() == value>{kind_label(*option)}</option> }
@@ -193,14 +253,71 @@ pub fn ProviderFormView(
                 </select>
                 <FieldMessage path="family" />
             </div>
-            {text_field("base_url", "Base URL", "For example https://api.anthropic.com; not needed for a simulated provider.", |form| &form.base_url, |form, value| form.base_url = value)}
-            {text_field(
-                "api_key_env",
-                "Key variable",
-                "The NAME of the environment variable that holds the key on the server, such as ANTHROPIC_API_KEY. The key itself is never entered here.",
-                |form| &form.api_key_env,
-                |form, value| form.api_key_env = value,
-            )}
+            <div class="http-settings" hidden=is_cli>
+                {text_field("base_url", "Base URL", "For example https://api.anthropic.com; not needed for a simulated provider.", |form| &form.base_url, |form, value| form.base_url = value)}
+                {text_field(
+                    "api_key_env",
+                    "Key variable",
+                    "The NAME of the environment variable that holds the key on the server, such as ANTHROPIC_API_KEY. The key itself is never entered here.",
+                    |form| &form.api_key_env,
+                    |form, value| form.api_key_env = value,
+                )}
+            </div>
+            <fieldset class="cli-settings" hidden=move || !is_cli()>
+                <legend>"Agent CLI"</legend>
+                <p class="hint">"Runs this command on the server for every attempt, with only the variables listed below; saving it needs the admin token."</p>
+                <div class="field">
+                    <label for=id_of("cli.preset")>"Preset"</label>
+                    <select
+                        id=id_of("cli.preset")
+                        name="cli.preset"
+                        prop:value=move || preset.get()
+                        on:change=move |ev| {
+                            let chosen = event_target_value(&ev);
+                            if let Some(preset) = CliPreset::ALL.into_iter().find(|preset| preset.as_str() == chosen) {
+                                form.update(|form| form.cli.preset = preset);
+                            }
+                        }
+                    >
+                        {CliPreset::ALL
+                            .iter()
+                            .map(|option| {
+                                let value = option.as_str();
+                                view! { <option value=value selected=move || preset.get() == value>{preset_label(*option)}</option> }
+                            })
+                            .collect_view()}
+                    </select>
+                    <FieldMessage path="cli.preset" />
+                </div>
+                {text_field(
+                    "cli.command",
+                    "Command",
+                    "One argument per line, no shell; {prompt} and {model} are filled in (without {prompt}, the prompt goes to stdin). Empty: the preset's, shown greyed.",
+                    |form| &form.cli.command,
+                    |form, value| form.cli.command = value,
+                )}
+                {text_field(
+                    "cli.working_dir",
+                    "Working directory",
+                    "An absolute path, such as /srv/agent; empty: the server's.",
+                    |form| &form.cli.working_dir,
+                    |form, value| form.cli.working_dir = value,
+                )}
+                {text_field(
+                    "cli.env",
+                    "Variables it may see",
+                    "Names, apart by spaces, such as PATH HOME; every other variable is cleared. A name that looks like a secret must be allowed with --allow-key-env.",
+                    |form| &form.cli.env,
+                    |form, value| form.cli.env = value,
+                )}
+                {text_field(
+                    "cli.time_zone",
+                    "Time zone",
+                    "The zone its printed resets (\"resets 3pm\") are read in, such as Europe/Berlin; empty: the server's.",
+                    |form| &form.cli.time_zone,
+                    |form, value| form.cli.time_zone = value,
+                )}
+            </fieldset>
             <Show when=move || notice.with(Option::is_some)>
                 <p class="notice" role="alert">{move || notice.get()}</p>
             </Show>
@@ -216,6 +333,15 @@ fn kind_label(kind: ProviderKind) -> &'static str {
         ProviderKind::Openai => "OpenAI (Chat Completions)",
         ProviderKind::OpenaiCompatible => "OpenAI-compatible server",
         ProviderKind::Simulated => "Simulated (demos and tests)",
-        ProviderKind::Cli => "Agent CLI (set up through the API)",
+        ProviderKind::Cli => "Agent CLI (a program on this server)",
+    }
+}
+
+fn preset_label(preset: CliPreset) -> &'static str {
+    match preset {
+        CliPreset::ClaudeCode => "Claude Code",
+        CliPreset::Codex => "Codex",
+        CliPreset::GeminiCli => "Gemini CLI",
+        CliPreset::Generic => "Another command (plain stdout)",
     }
 }

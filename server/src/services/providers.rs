@@ -80,6 +80,24 @@ impl Services {
                 "names no time zone the server knows (an IANA name, such as Europe/Berlin)",
             )]);
         }
+        // A key pasted into the command would be stored and shown: it goes
+        // through an allowed variable instead.
+        let pasted: Vec<api::FieldError> = spec
+            .cli
+            .iter()
+            .flat_map(|cli| cli.command.iter().enumerate())
+            .filter(|(_, word)| catalogue::redact_secrets(word) != **word)
+            .map(|(index, _)| {
+                api::FieldError::new(
+                    &api::FieldPath::root().field("cli").field("command").index(index),
+                    api::ErrorCode::Type,
+                    "looks like a key or token: pass it in a variable the CLI may see, never in the command",
+                )
+            })
+            .collect();
+        if !pasted.is_empty() {
+            return Err(pasted);
+        }
         let script = match &spec.script {
             Some(script) => Some(providers::parse_script(script).map_err(|errors| {
                 errors

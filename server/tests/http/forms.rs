@@ -76,6 +76,71 @@ async fn a_provider_form_saves_and_redirects() {
 }
 
 #[tokio::test]
+async fn an_agent_cli_is_set_up_from_the_form_and_a_key_in_its_command_is_never_shown() {
+    let api = Api::new().await;
+    let secret = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+    let command = format!("claude\r\n-p\r\n--api-key\r\n{secret}");
+    let answer = api
+        .post_form(
+            "/providers",
+            &[
+                ("name", "Claude Code"),
+                ("kind", "cli"),
+                ("base_url", ""),
+                ("api_key_env", ""),
+                ("cli.preset", "claude_code"),
+                ("cli.command", &command),
+                ("cli.working_dir", "/srv/agent"),
+                ("cli.env", "PATH HOME"),
+                ("cli.time_zone", "Europe/Berlin"),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        answer.text.contains("item 4: looks like a key or token"),
+        "the argument named by its place: {}",
+        answer.text
+    );
+    assert!(
+        !answer.text.contains(secret),
+        "the key is never shown again"
+    );
+    assert!(
+        answer.text.contains("value=\"/srv/agent\""),
+        "the rest is kept"
+    );
+
+    let answer = api
+        .post_form(
+            "/providers",
+            &[
+                ("name", "Claude Code"),
+                ("kind", "cli"),
+                ("cli.preset", "claude_code"),
+                ("cli.command", "claude\r\n-p\r\n--output-format\r\nstream-json\r\n--verbose\r\n--model\r\n{model}\r\n"),
+                ("cli.working_dir", "/srv/agent"),
+                ("cli.env", "PATH HOME"),
+                ("cli.time_zone", "Europe/Berlin"),
+            ],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+    let (_, list) = api.call(Method::GET, "/api/providers", None).await;
+    assert_eq!(
+        list[0]["cli"],
+        json!({"preset": "claude_code",
+            "command": ["claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "{model}"],
+            "working_dir": "/srv/agent", "env": ["PATH", "HOME"], "time_zone": "Europe/Berlin"})
+    );
+    assert_eq!(list[0]["family"], "claude_code");
+    // Its edit form shows the settings as they were typed.
+    let page = page(&api, "/providers").await;
+    assert!(page.contains("--output-format\nstream-json"), "{page}");
+    assert!(page.contains("value=\"PATH HOME\""), "{page}");
+}
+
+#[tokio::test]
 async fn a_refused_provider_form_comes_back_with_its_errors_and_never_the_key() {
     let api = Api::new().await;
     let secret = "sk-ant-api03-pasted-by-mistake";
