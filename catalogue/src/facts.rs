@@ -74,8 +74,13 @@ pub(crate) struct Upstream {
     pub facts: Box<Facts<'static>>,
 }
 
-/// How deep a message that is itself JSON is read again.
-const MAX_NESTING: u8 = 2;
+/// How deep a message that is itself JSON (or holds JSON after a wrapper's prefix) is
+/// read again.
+const MAX_NESTING: u8 = 4;
+
+/// How far into a message a wrapper's prefix may run before the JSON it wraps
+/// (`litellm.RateLimitError: ... - {...}`, `Error code: 429 - {...}`).
+const MAX_PREFIX: usize = 300;
 
 impl<'a> Facts<'a> {
     /// The facts of a response (status, body) and CLI output.
@@ -198,6 +203,22 @@ impl<'a> Facts<'a> {
                     *quoted_status = nested_status;
                 }
                 break;
+            }
+            // A Python SDK's repr of the body (`Error code: 429 - {'error': {...}}`).
+            if let Some(json) = python_repr_as_json(&output[start..]) {
+                let mut nested = Facts::default();
+                let mut nested_status = None;
+                nested.read_body(&json, &mut nested_status, 1);
+                if !nested.types.is_empty()
+                    || !nested.codes.is_empty()
+                    || !nested.messages.is_empty()
+                {
+                    self.absorb(nested.into_owned());
+                    if quoted_status.is_none() {
+                        *quoted_status = nested_status;
+                    }
+                    break;
+                }
             }
             searched_from = start + 1;
         }
@@ -354,7 +375,9 @@ impl<'a> Facts<'a> {
         }
     }
 
-    /// A message; one that is itself a JSON error (Gemini CLI) is read again.
+    /// A message; one that is itself a JSON error (Gemini CLI) is read again, and so is
+    /// the JSON (or a Python repr of it) a wrapper's prefix leads into
+    /// (`OpenAIException - {"error": ...}`), at any depth up to [`MAX_NESTING`].
     fn read_message(&mut self, message: Cow<'a, str>, quoted_status: &mut Option<u16>, depth: u8) {
         let trimmed = message.trim_start();
         if depth < MAX_NESTING && (trimmed.starts_with('{') || trimmed.starts_with('[')) {
@@ -363,6 +386,23 @@ impl<'a> Facts<'a> {
             if !nested.types.is_empty() || !nested.codes.is_empty() {
                 self.absorb(nested.into_owned());
                 return;
+            }
+        }
+        if depth < MAX_NESTING
+            && let Some(start) = crate::redact::prefix(trimmed, MAX_PREFIX).find('{')
+            && start > 0
+        {
+            let wrapped = &trimmed[start..];
+            let json = match parse_body(wrapped) {
+                Some(_) => Some(Cow::Borrowed(wrapped)),
+                None => python_repr_as_json(wrapped).map(Cow::Owned),
+            };
+            if let Some(json) = json {
+                let mut nested = Facts::default();
+                nested.read_body(&json, quoted_status, depth + 1);
+                if !nested.types.is_empty() || !nested.codes.is_empty() {
+                    self.absorb(nested.into_owned());
+                }
             }
         }
         self.messages.push(message);
@@ -450,6 +490,83 @@ impl<'a> Facts<'a> {
             collapsed_texts: OnceCell::new(),
         }
     }
+}
+
+/// The Python repr of a dict or list at the start of `text` (`{'error': {'code': 429,
+/// 'message': "It's over"}, 'ok': False}`) as JSON text: quotes made double, `True`,
+/// `False` and `None` made JSON's. `None` when `text` starts with no such repr, or one
+/// longer than 64 KiB or not closed.
+fn python_repr_as_json(text: &str) -> Option<String> {
+    const MAX_REPR_BYTES: usize = 64 * 1024;
+    let text = crate::redact::prefix(text, MAX_REPR_BYTES);
+    let first = text.trim_start_matches(['{', '[', ' ']);
+    if !(text.starts_with('{') || text.starts_with('['))
+        || !first.starts_with(['\'', '"', '}', ']'])
+    {
+        return None;
+    }
+    let mut json = String::with_capacity(text.len() + 16);
+    let mut depth = 0_usize;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '{' | '[' => {
+                depth += 1;
+                json.push(c);
+            }
+            '}' | ']' => {
+                depth = depth.checked_sub(1)?;
+                json.push(c);
+                if depth == 0 {
+                    return Some(json);
+                }
+            }
+            '\'' | '"' => {
+                json.push('"');
+                let quote = c;
+                loop {
+                    let (_, c) = chars.next()?;
+                    match c {
+                        '\\' => {
+                            let (_, escaped) = chars.next()?;
+                            match escaped {
+                                '\'' => json.push('\''),
+                                '"' => json.push_str("\\\""),
+                                'n' | 't' | 'r' | '\\' | '/' | 'b' | 'f' | 'u' => {
+                                    json.push('\\');
+                                    json.push(escaped);
+                                }
+                                other => json.push(other),
+                            }
+                        }
+                        c if c == quote => break,
+                        '"' => json.push_str("\\\""),
+                        c if c.is_control() => json.push(' '),
+                        c => json.push(c),
+                    }
+                }
+                json.push('"');
+            }
+            c if c.is_ascii_alphabetic() => {
+                let rest = &text[at..];
+                let word_end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                let word = match &rest[..word_end] {
+                    "True" => "true",
+                    "False" => "false",
+                    "None" => "null",
+                    _ => return None,
+                };
+                json.push_str(word);
+                for _ in 1..word_end {
+                    chars.next();
+                }
+            }
+            c => json.push(c),
+        }
+    }
+    None
 }
 
 /// Whether `text` has white space other than single spaces.
@@ -605,6 +722,42 @@ mod tests {
         assert_eq!(
             facts.messages.first().unwrap(),
             "Resource has been exhausted (e.g. check quota)."
+        );
+    }
+
+    #[test]
+    fn a_python_repr_in_output_is_read_as_its_json() {
+        let output = r#"openai.RateLimitError: Error code: 429 - {'error': {'message': "You exceeded your current quota, it's \"billing\"", 'type': 'insufficient_quota', 'param': None, 'code': 'insufficient_quota'}}"#;
+        let facts = Facts::gather(None, None, None, Some(output));
+        assert_eq!(facts.status, Some(429));
+        assert_eq!(facts.codes.first().unwrap(), "insufficient_quota");
+        assert_eq!(
+            facts.messages.first().unwrap(),
+            r#"You exceeded your current quota, it's "billing""#
+        );
+        assert_eq!(super::python_repr_as_json("{'a': Nonsense}"), None);
+        assert_eq!(
+            super::python_repr_as_json("[{'ok': True, 'n': 1.5}] trailing").as_deref(),
+            Some(r#"[{"ok": true, "n": 1.5}]"#)
+        );
+    }
+
+    #[test]
+    fn json_behind_a_wrappers_prefix_in_a_message_is_read() {
+        let body = r#"{"error": {"message": "litellm.RateLimitError: OpenAIException - {\"error\": {\"code\": \"insufficient_quota\", \"message\": \"Quota exceeded\"}}"}}"#;
+        let facts = Facts::gather(Some(429), None, Some(body), None);
+        assert_eq!(facts.codes.first().unwrap(), "insufficient_quota");
+        assert!(
+            facts
+                .messages
+                .iter()
+                .any(|message| message == "Quota exceeded")
+        );
+        assert!(
+            facts
+                .messages
+                .iter()
+                .any(|message| message.starts_with("litellm.RateLimitError"))
         );
     }
 
