@@ -14,7 +14,7 @@ use crate::family::Family;
 use crate::hints::{HintInputs, select_hint};
 use crate::output::CatalogueClassification;
 use crate::rule_set::{IndexSet, MAX_RULES, RuleIndex};
-use crate::rules::{LONG_WAIT_MS, MessageHint, Predicate, Rule, tables_for};
+use crate::rules::{LONG_WAIT_MS, MessageHint, Predicate, Rule, WORDS, is_generic, tables_for};
 
 /// The most message fragments one family's tables may hold (an [`IndexSet`]).
 const MAX_NEEDLES: usize = MAX_RULES;
@@ -31,7 +31,7 @@ pub const UNKNOWN_RULE: &str = "unknown";
 /// ```
 /// use catalogue::{Catalogue, Evidence, Transport};
 /// let catalogue = Catalogue::shared();
-/// assert_eq!(catalogue.version(), "2026.12.1");
+/// assert_eq!(catalogue.version(), "2026.12.2");
 /// let verdict = catalogue.classify(&Evidence::new("openai").with_transport(Transport::Tls), 0);
 /// assert_eq!(verdict.classification.code, policy::SemanticCode::ProviderMisconfigured);
 /// assert_eq!(verdict.rule, "transport.tls");
@@ -39,7 +39,14 @@ pub const UNKNOWN_RULE: &str = "unknown";
 pub struct Catalogue {
     /// One compiled rule set per [`Family`], by [`Family::index`].
     families: Vec<CompiledFamily>,
+    /// The generic layer: plain words any provider may use (`rules/words.rs`).
+    words: CompiledFamily,
 }
+
+/// The highest rank of a generic-table verdict the generic layer may overrule: a bare
+/// status (1), a fragment saying only how the failure surfaced (2), words any wrapper
+/// prints (3). A family's own rules, an error type and a code decide.
+const WORDS_MAY_OVERRULE: u8 = 3;
 
 /// One family's rules, indexed by what they need.
 struct CompiledFamily {
@@ -83,7 +90,7 @@ impl Catalogue {
         &SHARED
     }
 
-    /// The version stored with every classification (`2026.12.1`).
+    /// The version stored with every classification (`2026.12.2`).
     pub fn version(&self) -> &'static str {
         CATALOGUE_VERSION
     }
@@ -97,6 +104,7 @@ impl Catalogue {
         let mut ids: Vec<&'static str> = self
             .families
             .iter()
+            .chain([&self.words])
             .flat_map(|family| family.rules.iter().map(|rule| rule.id))
             .collect();
         ids.sort_unstable();
@@ -110,7 +118,10 @@ impl Catalogue {
             .into_iter()
             .map(|family| CompiledFamily::compile(tables_for(family)))
             .collect();
-        Self { families }
+        Self {
+            families,
+            words: CompiledFamily::compile(vec![WORDS]),
+        }
     }
 
     /// Classifies one piece of evidence. `now_ms` (unix milliseconds) stands in for
@@ -154,7 +165,9 @@ impl Catalogue {
             let nested = upstream.facts.as_ref();
             let compiled = &self.families[upstream.family.index()];
             let status = nested.status.or(facts.status);
-            if let Some(verdict) = compiled.decide(nested, status, None) {
+            if let Some(verdict) =
+                self.with_words(nested, status, None, compiled.decide(nested, status, None))
+            {
                 let cause = nested
                     .messages
                     .first()
@@ -167,7 +180,8 @@ impl Catalogue {
         }
 
         let compiled = &self.families[family.index()];
-        match compiled.decide(&facts, facts.status, transport) {
+        let verdict = compiled.decide(&facts, facts.status, transport);
+        match self.with_words(&facts, facts.status, transport, verdict) {
             Some(verdict) => self.finish(evidence, &facts, verdict, None, observed_at_ms),
             None => CatalogueClassification {
                 classification: Classification::new(SemanticCode::Unknown, Confidence::High),
@@ -179,6 +193,46 @@ impl Catalogue {
                 conflicting_rules: Vec::new(),
             },
         }
+    }
+
+    /// The family's verdict, or the generic layer's where the family's says less: no
+    /// rule matched; or only a rule of the generic table did, a bare status, a
+    /// surfacing fragment or a wrapper's words (ranks up to [`WORDS_MAY_OVERRULE`]),
+    /// and the words name a graver class
+    /// (transient, then hard, then outside), or the same class more precisely than a
+    /// bare status. Words that agree with the family's code leave its verdict as is.
+    fn with_words(
+        &self,
+        facts: &Facts,
+        status: Option<u16>,
+        transport: Option<&str>,
+        family: Option<Verdict>,
+    ) -> Option<Verdict> {
+        if let Some(verdict) = &family
+            && (verdict.confidence == Confidence::Low
+                || verdict.rule.rank() > WORDS_MAY_OVERRULE
+                || !is_generic(verdict.rule))
+        {
+            return family;
+        }
+        let Some(words) = self.words.read_words(facts, status, transport) else {
+            return family;
+        };
+        let Some(verdict) = family else {
+            return Some(words);
+        };
+        let gravity = |class: Class| match class {
+            Class::Transient => 0,
+            Class::Hard => 1,
+            Class::Outside => 2,
+        };
+        let (said, read) = (verdict.rule.code, words.rule.code);
+        let overrule = if said.class() == read.class() {
+            said != read && verdict.rule.rank() == 1
+        } else {
+            gravity(read.class()) > gravity(said.class())
+        };
+        Some(if overrule { words } else { verdict })
     }
 
     fn finish(
@@ -382,48 +436,7 @@ impl CompiledFamily {
         status: Option<u16>,
         transport: Option<&str>,
     ) -> Option<Verdict> {
-        let mut found = IndexSet::default();
-        // A family's own fragments and the generic table's are searched apart, so
-        // they never hide one another ("too many requests per day" is a generic
-        // rate-limit wording over a family's per-day rule). Within one group the
-        // leftmost-longest match wins: a fragment inside a longer one of the same group
-        // would be hidden, and a test refuses those (`no_fragment_hides_another`). Two
-        // fragments that overlap end to start ("free-models-per-day" and "day limit")
-        // are found apart but not run together.
-        for (needles, first_id) in &self.needles {
-            for lower in facts.lowercase_texts() {
-                for hit in needles.find_iter(lower.as_str()) {
-                    // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
-                    found.insert((first_id + hit.pattern().as_usize()) as u16);
-                }
-            }
-        }
-        // Candidates: rules whose index key is present. Their other conditions are
-        // checked after.
-        let mut candidates = IndexSet::default();
-        for id in found.iter() {
-            candidates.extend(&self.by_needle[usize::from(id)]);
-        }
-        let mut key = [0_u8; 64];
-        for kind in facts.types.iter() {
-            if let Some(rules) = lowercase_key(kind, &mut key).and_then(|key| self.by_type.get(key))
-            {
-                candidates.extend(rules);
-            }
-        }
-        for code in facts.codes.iter() {
-            if let Some(rules) = lowercase_key(code, &mut key).and_then(|key| self.by_code.get(key))
-            {
-                candidates.extend(rules);
-            }
-        }
-        if let Some(rules) = transport.and_then(|name| self.by_transport.get(name.as_bytes())) {
-            candidates.extend(rules);
-        }
-        if let Some(rules) = status.and_then(|status| self.by_status.get(&status.to_be_bytes())) {
-            candidates.extend(rules);
-        }
-        candidates.extend(&self.always);
+        let (found, candidates) = self.candidates(facts, status, transport);
 
         // The rules that hold, keeping only those of the highest rank seen so far.
         let mut top_rank = 0;
@@ -466,6 +479,116 @@ impl CompiledFamily {
             conflicting,
             hints,
         })
+    }
+
+    /// The generic layer's reading (`rules/words.rs`): of the meanings that hold, in
+    /// table order, a hard one before a transient one; an outside one beside another
+    /// class is a conflict (low confidence), else what it means at medium confidence.
+    fn read_words(
+        &self,
+        facts: &Facts,
+        status: Option<u16>,
+        transport: Option<&str>,
+    ) -> Option<Verdict> {
+        let (found, candidates) = self.candidates(facts, status, transport);
+        let holding: Vec<&'static Rule> = candidates
+            .iter()
+            .filter(|index| {
+                let index = usize::from(*index);
+                self.holds(index, facts, status, transport, &found) && !self.denied(index, facts)
+            })
+            .map(|index| self.rules[usize::from(index)])
+            .collect();
+        let first_of = |class: Class| holding.iter().find(|rule| rule.code.class() == class);
+        let outside = first_of(Class::Outside);
+        let winner = outside
+            .or_else(|| first_of(Class::Hard))
+            .or_else(|| first_of(Class::Transient))?;
+        let conflicting: Vec<&'static str> = match outside {
+            Some(_) => holding
+                .iter()
+                .filter(|rule| rule.code.class() != Class::Outside)
+                .map(|rule| rule.id)
+                .collect(),
+            None => Vec::new(),
+        };
+        Some(Verdict {
+            rule: winner,
+            confidence: if conflicting.is_empty() {
+                Confidence::Medium
+            } else {
+                Confidence::Low
+            },
+            conflicting,
+            hints: Vec::new(),
+        })
+    }
+
+    /// Whether every wording of rule `index` found in the texts is denied ("not your
+    /// usage limit"): the words name what the failure is not.
+    fn denied(&self, index: usize, facts: &Facts) -> bool {
+        let Some(wordings) = &self.wordings[index] else {
+            return false;
+        };
+        let mut said = facts.lowercase_texts().iter().flat_map(|lower| {
+            wordings
+                .find_iter(lower.as_str())
+                .map(move |hit| denial_before(lower, hit.start()))
+        });
+        said.all(|denied| denied)
+    }
+
+    /// The fragments found in the facts' texts, and the rules whose index key is
+    /// present (their other conditions are checked after).
+    fn candidates(
+        &self,
+        facts: &Facts,
+        status: Option<u16>,
+        transport: Option<&str>,
+    ) -> (IndexSet, IndexSet) {
+        let mut found = IndexSet::default();
+        // A family's own fragments and the generic table's are searched apart, so
+        // they never hide one another ("too many requests per day" is a generic
+        // rate-limit wording over a family's per-day rule). Within one group the
+        // leftmost-longest match wins: a fragment inside a longer one of the same group
+        // would be hidden, and a test refuses those (`no_fragment_hides_another`). Two
+        // fragments that overlap end to start ("free-models-per-day" and "day limit")
+        // are found apart but not run together.
+        for (needles, first_id) in &self.needles {
+            for lower in facts.lowercase_texts() {
+                for hit in needles.find_iter(lower.as_str()) {
+                    // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
+                    found.insert((first_id + hit.pattern().as_usize()) as u16);
+                }
+            }
+        }
+        // Candidates: rules whose index key is present. Their other conditions are
+        // checked after.
+        let mut candidates = IndexSet::default();
+        for id in found.iter() {
+            candidates.extend(&self.by_needle[usize::from(id)]);
+        }
+        let mut key = [0_u8; 64];
+        for kind in facts.types.iter() {
+            if let Some(rules) = lowercase_key(kind, &mut key).and_then(|key| self.by_type.get(key))
+            {
+                candidates.extend(rules);
+            }
+        }
+        for code in facts.codes.iter() {
+            if let Some(rules) = lowercase_key(code, &mut key).and_then(|key| self.by_code.get(key))
+            {
+                candidates.extend(rules);
+            }
+        }
+        if let Some(rules) = transport.and_then(|name| self.by_transport.get(name.as_bytes())) {
+            candidates.extend(rules);
+        }
+        if let Some(rules) = status.and_then(|status| self.by_status.get(&status.to_be_bytes())) {
+            candidates.extend(rules);
+        }
+        candidates.extend(&self.always);
+        (found, candidates)
     }
 
     /// Whether every condition of rule `index` holds.
@@ -534,6 +657,17 @@ impl CompiledFamily {
                 Predicate::NoResponse => status.is_none(),
             })
     }
+}
+
+/// Whether the words just before `at` in `lower` deny what follows: "not ", "not
+/// your ", "isn't ".
+fn denial_before(lower: &str, at: usize) -> bool {
+    let before = lower[..at].trim_end();
+    ["not", "not your", "isn't"].iter().any(|denial| {
+        before
+            .strip_suffix(denial)
+            .is_some_and(|rest| !rest.chars().next_back().is_some_and(char::is_alphanumeric))
+    })
 }
 
 /// Words about a quota, lowercase: with a wait of an hour or more, a quota rather than
@@ -755,6 +889,15 @@ mod tests {
             }
             for shared in own.iter().filter(|fragment| generic.contains(fragment)) {
                 hidden.insert(format!("{family:?}: \"{shared}\" is in both groups"));
+            }
+        }
+        // The generic layer is searched on its own.
+        let words = fragments(&[crate::rules::WORDS]);
+        for short in &words {
+            for long in &words {
+                if short != long && long.contains(short) {
+                    hidden.insert(format!("words: \"{short}\" is inside \"{long}\""));
+                }
             }
         }
         assert!(hidden.is_empty(), "{hidden:#?}");

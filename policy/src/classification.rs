@@ -14,13 +14,17 @@ use crate::codes::{Class, SemanticCode};
 pub enum Confidence {
     /// The rules agreed (or a bare well-known status): recovery may act.
     High,
+    /// No rule of the provider's family decided; words any provider may use did
+    /// (the catalogue's generic layer): recovery may act, and the attempt is
+    /// listed for a person to confirm the reading.
+    Medium,
     /// Rules of different classes matched: automatic recovery stops.
     Low,
 }
 
 impl Confidence {
-    /// Both values.
-    pub const ALL: [Confidence; 2] = [Confidence::High, Confidence::Low];
+    /// Every value.
+    pub const ALL: [Confidence; 3] = [Confidence::High, Confidence::Medium, Confidence::Low];
 
     /// The snake_case name, as in JSON.
     ///
@@ -30,6 +34,7 @@ impl Confidence {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::High => "high",
+            Self::Medium => "medium",
             Self::Low => "low",
         }
     }

@@ -52,4 +52,7 @@ pub(crate) const GEMINI_CLI: &[Rule] = &[
     rule("gemini_cli.daily_quota", QuotaExhausted).text(&["reached your daily"]),
     rule("gemini_cli.quota_per_day", QuotaExhausted).text(&["quota exceeded for quota metric", "per day"]),
     rule("gemini_cli.resource_exhausted_text", RateLimited).text(&["resource_exhausted"]),
+    // Google words its free tier's per-minute 429 as OpenAI words a spent balance:
+    // from Google, it is throttling.
+    rule("gemini_cli.exceeded_current_quota", RateLimited).text(&["you exceeded your current quota"]),
 ];

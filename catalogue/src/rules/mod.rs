@@ -22,6 +22,9 @@ mod local;
 mod openai;
 mod openrouter;
 mod vendors;
+mod words;
+
+pub(crate) use words::RULES as WORDS;
 
 /// A check that reads numbers out of the evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,9 +259,17 @@ pub(crate) fn tables_for(family: Family) -> Vec<&'static [Rule]> {
     tables
 }
 
+/// Whether `rule` is one of the generic table's (bare statuses, transports, words any
+/// wrapper prints), which the generic layer may overrule; a family's own rules decide.
+pub(crate) fn is_generic(rule: &Rule) -> bool {
+    generic::RULES
+        .iter()
+        .any(|generic| std::ptr::eq(generic, rule))
+}
+
 /// Every table, for checks over all rules.
 #[cfg(test)]
-pub(crate) fn all_tables() -> [&'static [Rule]; 16] {
+pub(crate) fn all_tables() -> [&'static [Rule]; 17] {
     [
         anthropic::RULES,
         openai::RULES,
@@ -275,6 +286,7 @@ pub(crate) fn all_tables() -> [&'static [Rule]; 16] {
         cli::CODEX,
         cli::GEMINI_CLI,
         generic::RULES,
+        words::RULES,
         &[],
     ]
 }

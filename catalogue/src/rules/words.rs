@@ -1,0 +1,212 @@
+//! The generic layer: meanings any provider, gateway, SDK or agent tool says in plain
+//! words, in English and in Chinese, for errors no rule of the provider's family
+//! decides. It is consulted after the family's tables (`catalogue::Catalogue`), and
+//! what it decides is `medium` confidence:
+//!
+//! - when no rule matched, or only a bare status, a fragment saying how the failure
+//!   surfaced, or words any wrapper prints (ranks 1 to 3) did;
+//! - words that name a cause overrule a bare status of a milder class ("429" with
+//!   "your balance is insufficient" is credits; "400" with "the service is
+//!   degraded" is an outage), and a bare status of the same class they name more
+//!   precisely ("403" with "model not found");
+//! - among its own meanings, a hard one wins over a transient one (waiting on a
+//!   throttle cannot refill a balance); an outside meaning beside any other is a
+//!   conflict (low confidence: a person decides).
+//!
+//! Each rule names the few short words its wordings share (the searcher looks for
+//! those, and no word may hold another), then the wordings themselves. Rules come in
+//! the order they win within a class: the most specific first.
+
+use policy::SemanticCode::*;
+
+use super::{Rule, rule};
+
+#[rustfmt::skip]
+pub(crate) const RULES: &[Rule] = &[
+    // Hard: money, quotas, plans, keys, models.
+    rule("words.credits", InsufficientCredits)
+        .says(&["balance", "credit", "recharge", "top up", "top-up", "payment", "billing", "arrear", "overdue",
+                "past due", "funds", "subscription", "余额", "欠费", "充值", "到期"], &[
+            "insufficient balance", "insufficient account balance", "insufficient_balance", "balance is insufficient",
+            "balance is not enough", "not enough balance", "balance is too low", "balance too low", "low balance",
+            "negative balance", "balance is negative", "balance is empty", "zero balance", "no balance",
+            "balance has been exhausted", "balance exhausted", "balance has run out",
+            "out of credit", "no credit", "insufficient credit", "not enough credit", "credit balance",
+            "credits exhausted", "credits have been exhausted", "credits are exhausted", "ran out of credit",
+            "run out of credit", "purchase more credit", "buy more credit", "add more credit", "add credit",
+            "credit limit", "credits have run out",
+            "recharge", "top up", "top-up",
+            "payment required", "payment_required", "payment is required", "requires payment", 
+            "payment overdue", "payment failed", "no payment method", "add a payment method to continue",
+            "subscription has expired", "subscription expired", "subscription is inactive",
+            "subscription has been canceled", "subscription has been cancelled",
+            "billing hard limit", "billing details", "billing issue", "billing limit", "billing account",
+            "billing is not enabled", "billing not enabled", "billing has been disabled",
+            "arrear", "overdue", "past due", "insufficient funds", "insufficient_funds",
+            "余额不足", "余额已用完", "欠费", "充值", "套餐已到期", "已到期",
+        ]),
+    rule("words.usage_window", UsageLimited)
+        .says(&["usage", "plan", "hit your", "reached your", "will reset", "to reset", "hour limit", "weekly",
+                "session limit", "上限"], &[
+            "usage limit", "usage window", "usage cap", "plan limit", "plan's limit", "limit for your plan",
+            "limits of your plan", "hit your limit", "hit your usage", "reached your limit", "reached your usage",
+            "limit will reset", "limit to reset", "hour limit", "weekly", "session limit", "使用上限",
+            "用量上限",
+        ]),
+    rule("words.quota", QuotaExhausted)
+        .says(&["quota", "monthly", "daily", "per day", "per month", "free tier", "free-tier", "included",
+                "allowance", "tpd", "额度", "配额", "每日", "每月", "今日"], &[
+            "quota exceeded", "exceeded your quota", "exceeded quota", "exceeded the quota", "quota has been exceeded",
+            "quota is exceeded", "quota exhausted", "quota has been exhausted", "quota is exhausted", "out of quota",
+            "quota reached", "reached your quota", "quota limit",
+            "monthly limit", "monthly quota", "monthly usage", "monthly spend", "monthly allowance",
+            "monthly included", "monthly request", "monthly token", "daily limit", "daily quota", "daily request",
+            "daily usage", "daily token", "per day", "per month", "free tier", "free-tier", "included usage",
+            "included requests", "included credits", "allowance", "daily free", "tpd rate limit", "tpd limit",
+            "额度已用完", "额度已用尽", "额度不足", "额度已耗尽", "超出额度", "超过额度", "配额", "每日", "每月",
+            "今日",
+        ]),
+    rule("words.model_not_found", ModelUnavailable).text(&["model", "not found"]),
+    rule("words.model_does_not_exist", ModelUnavailable).text(&["model", "does not exist"]),
+    rule("words.model_not_supported", ModelUnavailable).text(&["model", "not supported"]),
+    rule("words.model_gone", ModelUnavailable)
+        .text(&["model"])
+        .says(&["end of life", "retired", "decommission", "deprecat", "removed", "no longer", "disabled",
+                "not available", "not enabled", "requires a"], &[
+            "end of life", "retired", "decommissioned", "deprecated", "was removed", "has been removed",
+            "no longer", "disabled", "not available", "not enabled", "requires a pro", "requires a paid",
+            "requires a subscription",
+        ]),
+    rule("words.model", ModelUnavailable)
+        .says(&["model", "region", "模型"], &[
+            "model_not_found", "no such model", "unknown model", "invalid model", "model is not available",
+            "model not available", "model is not enabled", "model not enabled", "model_not_supported",
+            "model_not_available", "unsupported model", "model is deprecated", "model has been deprecated",
+            "model deprecated", "model was deprecated", "model has been retired", "model is retired",
+            "model has been decommissioned", "model was decommissioned", "model is no longer available",
+            "model is no longer supported", "no access to model", "not have access to the model",
+            "not have access to model", "not have access to this model", "model access denied",
+            "modelnotfound", "no models loaded", "failed to load model", "error loading model",
+            "could not load model", "unable to load model",
+            "not available in your region", "not supported in your region", "unsupported region",
+            "unsupported_country_region_territory", "region is not supported", "region not supported",
+            "模型不存在", "模型已下线", "不支持该模型", "无权访问该模型", "无权访问模型", "模型不可用",
+        ]),
+    rule("words.auth", AuthFailed)
+        .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
+                "permission", "access denied", "not authorized", "disabled", "suspended",
+                "deactivated", "banned", "restricted", "not valid", "鉴权", "认证", "无效", "过期", "禁用",
+                "权限", "封禁", "非法"], &[
+            "invalid api key", "invalid api-key", "invalid api_key", "invalid_api_key", "invalid key",
+            "invalid token", "invalid access token", "invalid authentication", "invalid credential",
+            "invalid x-api-key", "invalid bearer", "invalid subscription key", "api key is invalid",
+            "api key invalid", "key is invalid", "token is invalid", "api key not valid", "key not valid",
+            "key is not valid", "incorrect api key", "key is incorrect", "token has expired", "token expired",
+            "expired token", "key has expired", "key expired", "api key expired", "credentials have expired",
+            "session expired", "session has expired", "key has been revoked", "key revoked", "token revoked",
+            "token has been revoked", "unauthorized", "unauthorised", "unauthenticated", "authentication failed",
+            "authentication error", "authentication_error", "authentication fails", "not authenticated",
+            "permission denied", "permission_denied", "no permission", "not have permission",
+            "insufficient permission", "lacks permission", "access denied", "not authorized",
+            "account disabled", "account has been disabled", "account is disabled", "organization has been disabled",
+            "organization is disabled", "organization disabled", "organisation has been disabled",
+            "key has been disabled", "key is disabled", "account suspended", "account has been suspended",
+            "account is suspended", "suspended", "deactivated", "banned", "access restricted",
+            "account restricted", "organization restricted", "restricted access",
+            "鉴权失败", "认证失败", "api key无效", "apikey无效", "令牌无效", "密钥无效", "key无效",
+            "已过期", "已被禁用", "账号已禁用", "账户已禁用", "无权限", "没有权限", "权限不足", "封禁", "token非法",
+            "令牌非法", "key非法", "密钥非法",
+        ]),
+    rule("words.credentials_missing", CredentialsMissing)
+        .says(&["api key", "api_key", "apikey", "api-key", "credential", "logged in", "log in", "login",
+                "authorization header", "bearer", "no token", "token is missing", "missing token",
+                "token not provided", "token was not provided", "authenticat", "未收到", "未提供", "缺少"], &[
+            "no api key", "missing api key", "api key is missing", "api key missing", "api key not set",
+            "api key is not set", "api key not found", "api key is required", "api key required",
+            "api key not provided", "api key was not provided", "didn't provide an api key",
+            "did not provide an api key", "api_key must be set", "api_key client option must be set",
+            "no api_key", "missing api_key", "api_key is required", "apikey is required", "missing apikey",
+            "api-key header is missing", "missing api-key",
+            "no credentials", "missing credential", "credentials not found", "could not find credential",
+            "unable to locate credential", "could not load credential", "no auth credentials",
+            "not logged in", "please log in", "please login", "run /login", "log in again", "login required",
+            "authorization header is missing", "missing authorization header", "no authorization header",
+            "missing bearer", "no bearer", "no token provided", "token is missing", "missing token",
+            "token not provided", "token was not provided", "authentication required", "no authentication",
+            "authentication information", "未收到authorization", "未提供api", "未提供 api", "未提供令牌", "缺少api",
+            "缺少 api", "缺少authorization",
+        ]),
+    rule("words.unsupported_parameter", ProviderMisconfigured)
+        .says(&["unsupported", "unrecognized request argument", "unknown parameter", "unknown field"], &[
+            "unsupported parameter", "is unsupported", "unrecognized request argument", "unknown parameter",
+            "unknown field",
+        ]),
+
+    // Outside: the request itself.
+    rule("words.context_length", ContextLengthExceeded)
+        .says(&["context", "too long", "length", "token limit", "max_seq_len", "n_ctx", "上下文", "长度", "过长"], &[
+            "context length", "context window", "context_length", "maximum context", "context size",
+            "exceeds the context", "exceed the context", "context limit", "prompt is too long",
+            "input is too long", "input too long", "maximum length", "max length", "input length",
+            "length of prompt", "reduce the length", "max_seq_len", "model token limit", "n_ctx",
+            "上下文长度", "超过最大长度", "超出最大长度", "输入过长", "超出上下文", "超过上下文",
+        ]),
+    rule("words.content", ContentFiltered)
+        .says(&["content", "moderation", "flagged", "safety", "inappropriate", "sensitive", "敏感", "审核",
+                "违规", "安全"], &[
+            "content policy", "content filter", "content_filter", "content management policy",
+            "content moderation", "moderation", "flagged", "safety system", "safety filter", "safety settings",
+            "blocked by safety", "inappropriate content", "sensitive content", "sensitive words",
+            "敏感", "内容审核", "审核", "违规", "内容安全", "不安全",
+        ]),
+
+    // Transient: capacity, throttling, time, outages, connections.
+    rule("words.capacity", Overloaded)
+        .says(&["overload", "capacity", "high demand", "heavy load", "busy", "unavailable", "degraded",
+                "no instance", "no available", "loading", "繁忙", "过载",
+                "负载", "拥挤", "访问量"], &[
+            "overload", "over capacity", "at capacity", "out of capacity", "no capacity", "insufficient capacity",
+            "capacity exceeded", "high demand", "heavy load", "server is busy", "service is busy", "server busy",
+            "system is busy", "busy", "temporarily unavailable", "service unavailable", "service is unavailable",
+            "service is currently unavailable", "server is unavailable", "currently unavailable",
+            "unavailable_error", "degraded", "no instances available", "no instance available",
+            "no available instances", "no available capacity", "capacity temporarily exceeded",
+            "currently loading", "is loading", "loading model", "繁忙", "过载", "负载过高", "负载较高", "拥挤",
+            "访问量过大",
+        ]),
+    rule("words.throttle", RateLimited)
+        .text_any(&["rate limit", "rate-limit", "ratelimit", "rate_limit", "too many requests", "throttl",
+                    "slow down", "per minute", "per second", "concurren", "too quickly", "频繁", "限流", "并发", "速率",
+                    "请求过多"])
+        .general(),
+    rule("words.timeout", Timeout)
+        .text_any(&["timed out", "timeout", "time out", "deadline exceeded", "deadline_exceeded", "did not receive a response",
+                    "no response from", "超时"])
+        .general(),
+    rule("words.outage", ServerError)
+        .says(&["internal", "server error", "upstream", "bad gateway", "crash", "系统错误", "服务器错误", "内部错误",
+                "服务异常", "系统异常"], &[
+            "internal error", "internal server error", "internal_server_error", "internal_error", "server error",
+            "upstream error", "upstream request failed", "upstream connect", "upstream service",
+            "bad gateway", "has crashed", "crashed", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常",
+        ]),
+    rule("words.connection", Network)
+        .says(&["eof", "socket", "connect", "econn", "epipe", "broken pipe", "fetch failed", "terminated",
+                "premature", "network", "stream closed", "stream ended", "stream was reset", "stream interrupted",
+                "side closed", "peer closed", "incomplete chunked", "sending request", "reachable", "not running",
+                "not be running", "unexpected end", "连接"], &[
+            "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
+            "connection error", "connection reset", "connection closed", "connection refused",
+            "connection aborted", "connection lost", "connection was closed", "connection was reset",
+            "connection terminated", "lost connection", "econnreset", "econnrefused", "econnaborted", "epipe",
+            "broken pipe", "fetch failed", "terminated", "premature close", "prematurely", "disconnected",
+            "network error", "network is unreachable", "networkerror", "stream closed", "stream ended",
+            "stream disconnected", "stream was reset", "stream terminated", "stream interrupted",
+            "other side closed", "peer closed", "closed connection", "incomplete chunked", "connection failed",
+            "connection attempts failed", "unable to connect", "could not connect", "failed to connect",
+            "cannot connect", "trouble connecting", "error sending request", "not reachable", "unreachable",
+            "not running", "not be running", "unexpected end of json", "unexpected end of stream",
+            "连接失败", "连接被重置", "连接中断", "连接断开",
+        ])
+        .general(),
+];
