@@ -33,6 +33,7 @@ mod cli;
 mod client_keys;
 mod error;
 mod ids;
+mod inbox;
 #[cfg(feature = "server-fn")]
 mod json_text;
 #[cfg(feature = "openapi")]
@@ -56,6 +57,7 @@ pub use ids::{
     AttemptId, CandidateId, ClientKeyId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, Revision,
     RouteId, TaskId,
 };
+pub use inbox::{InboxGroup, InboxView, Reclassified, ReclassifyView, VerdictView};
 #[cfg(feature = "server-fn")]
 pub use json_text::{JsonAnswer, JsonText};
 // The readers of evidence's fields and of RFC 3339 times are the policy crate's,

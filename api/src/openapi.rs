@@ -118,7 +118,7 @@ json_schema!(
 );
 
 json_schema!(
-    /// `high` or `low`.
+    /// `high`, `medium` or `low`.
     ConfidenceSchema,
     "Confidence",
     json!({"type": "string", "enum": Confidence::ALL.map(Confidence::as_str)})

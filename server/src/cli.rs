@@ -24,8 +24,25 @@ pub enum Command {
     /// Run the web app and the HTTP API.
     Serve(ServeArgs),
     /// Classify provider errors: evidence JSON lines on stdin, one
-    /// classification JSON line each on stdout, in order.
-    Classify,
+    /// classification JSON line each on stdout, in order. With
+    /// `--reclassify`, read the evidence stored with a database's latest
+    /// attempts again instead, and print each attempt the current catalogue
+    /// reads differently (changing nothing).
+    Classify {
+        /// Read stored evidence again instead of stdin.
+        #[arg(long)]
+        reclassify: bool,
+        /// With `--reclassify`: the database.
+        #[arg(
+            long,
+            env = "SWITCHBACK_DATABASE_URL",
+            default_value = "sqlite://switchback.db"
+        )]
+        database: String,
+        /// With `--reclassify`: how many of the latest attempts to read.
+        #[arg(long, default_value_t = crate::inbox::RECLASSIFY_ATTEMPTS)]
+        limit: u32,
+    },
     /// Work with policy documents.
     #[command(subcommand)]
     Policy(PolicyCommand),

@@ -298,7 +298,7 @@ pub struct Verdict {
     pub class: Class,
     /// The semantic code.
     pub code: SemanticCode,
-    /// `high` or `low`.
+    /// `high`, `medium` or `low`.
     pub confidence: Confidence,
     /// The catalogue version.
     pub catalogue: String,

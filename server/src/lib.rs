@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod gateway;
 pub mod http;
+pub mod inbox;
 pub mod secrets;
 pub mod serve;
 pub mod services;

@@ -24,7 +24,32 @@ async fn main() -> anyhow::Result<ExitCode> {
             server::serve::run(config).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Classify => {
+        Command::Classify {
+            reclassify: true,
+            database,
+            limit,
+        } => {
+            // Reading again creates nothing: a SQLite file must exist.
+            if let Some(path) = database.strip_prefix("sqlite://")
+                && !std::path::Path::new(path).exists()
+            {
+                eprintln!("switchback classify --reclassify: no database at {path}");
+                return Ok(ExitCode::FAILURE);
+            }
+            let store = server::store::open(&database, "classify").await?;
+            let view = server::inbox::reclassify(store.as_ref(), limit).await?;
+            for change in &view.changes {
+                println!("{}", serde_json::to_string(change)?);
+            }
+            eprintln!(
+                "catalogue {}: {} of the {} latest stored attempts read differently",
+                view.catalogue,
+                view.changes.len(),
+                view.checked
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Classify { .. } => {
             let stdin = std::io::stdin();
             let stdout = std::io::stdout();
             let clock = SystemClock;

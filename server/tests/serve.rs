@@ -510,3 +510,69 @@ fn a_backup_taken_while_serving_restores_the_same_routes_and_resumes_waits() {
     );
     child.signal("-TERM");
 }
+
+#[test]
+fn classify_reclassify_reads_a_databases_stored_evidence_and_creates_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.db");
+    let output = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["classify", "--reclassify", "--database"])
+        .arg(format!("sqlite://{}", missing.display()))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("no database at"),
+        "{output:?}"
+    );
+    assert!(!missing.exists(), "nothing created");
+
+    let database = dir.path().join("switchback.db");
+    let server = start_server(&database);
+    let address = server.address().to_owned();
+    let (status, provider) = send(
+        &address,
+        "POST",
+        "/api/providers",
+        Some(
+            r#"{"name": "Odd", "kind": "simulated", "script": [{"error": {"provider": "other", "status": 418, "body": "teapot"}}]}"#,
+        ),
+    );
+    assert_eq!(status, 201, "{provider}");
+    let provider: serde_json::Value = serde_json::from_str(&provider).unwrap();
+    let (status, profile) = send(
+        &address,
+        "POST",
+        "/api/profiles",
+        Some(&serde_json::json!({"name": "Odd", "candidates": [{"provider_id": provider["id"], "model": "m", "enabled": true, "max_tokens": 10}]}).to_string()),
+    );
+    assert_eq!(status, 201, "{profile}");
+    let profile: serde_json::Value = serde_json::from_str(&profile).unwrap();
+    let (status, task) = send(
+        &address,
+        "POST",
+        "/api/tasks",
+        Some(&serde_json::json!({"profile_id": profile["id"], "prompt": "Hi"}).to_string()),
+    );
+    assert_eq!(status, 201, "{task}");
+    let task: serde_json::Value = serde_json::from_str(&task).unwrap();
+    until_state(&address, task["id"].as_str().unwrap(), "held");
+
+    // Beside the running server: SQLite readers do not wait for its writer.
+    let output = Command::new(env!("CARGO_BIN_EXE_switchback"))
+        .args(["classify", "--reclassify", "--database"])
+        .arg(format!("sqlite://{}", database.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "",
+        "nothing reads differently"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains(": 0 of the 1 latest stored attempts read differently"),
+        "{output:?}"
+    );
+}

@@ -106,3 +106,19 @@ pub fn classification(verdict: CatalogueClassification) -> Classification {
             .collect(),
     }
 }
+
+impl Services {
+    /// The catalogue's inbox: the failures it was unsure of, grouped.
+    pub async fn catalogue_inbox(&self) -> Result<api::InboxView, AppError> {
+        Ok(crate::inbox::inbox(self.store.as_ref()).await?)
+    }
+
+    /// Stored evidence read again by the current catalogue: what it reads
+    /// differently now. Nothing changes.
+    pub async fn reclassify(&self) -> Result<api::ReclassifyView, AppError> {
+        Ok(
+            crate::inbox::reclassify(self.store.as_ref(), crate::inbox::RECLASSIFY_ATTEMPTS)
+                .await?,
+        )
+    }
+}

@@ -24,9 +24,9 @@ use async_trait::async_trait;
 use policy::route::RouteState;
 
 use crate::domain::{
-    AttemptEnd, Circuit, CircuitKey, ClientKey, ClientKeyWrite, FeedSender, Profile, ProfileWrite,
-    Progress, Provider, ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task, TaskDetail,
-    TaskListing, TaskWrite,
+    Attempt, AttemptEnd, Circuit, CircuitKey, ClientKey, ClientKeyWrite, FeedSender, Profile,
+    ProfileWrite, Progress, Provider, ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task,
+    TaskDetail, TaskListing, TaskWrite,
 };
 
 pub use postgres::{PostgresStore, default_replica, without_password};
@@ -332,6 +332,16 @@ pub trait TaskStore: Send + Sync {
     /// range as long as the unfinished routes, however many finished ones the
     /// store keeps.
     async fn count_open_routes(&self) -> Result<i64, StoreError>;
+
+    /// Finished attempts with their stored evidence, newest first, at most
+    /// `limit`: every one, or (`unsure_only`) those the catalogue was unsure of
+    /// (`unknown`, or `low` or `medium` confidence). Their `task_id` and
+    /// `provider_id` say where each came from.
+    async fn attempts_with_evidence(
+        &self,
+        unsure_only: bool,
+        limit: u32,
+    ) -> Result<Vec<Attempt>, StoreError>;
 
     /// The circuits that close `provider_id` or its `model`.
     async fn circuits_over(

@@ -35,6 +35,16 @@ macro_rules! unfinished {
 pub(super) const COUNT_OPEN_ROUTES: &str =
     concat!("SELECT COUNT(*) FROM routes WHERE state IN ", unfinished!());
 
+/// Finished attempts with their evidence, newest first: `$1` = 1 for only those the
+/// catalogue was unsure of, `$2` the most to read.
+pub(super) const ATTEMPTS_WITH_EVIDENCE: &str = "SELECT id, task_id, seq, turn, generation, \
+     candidate_index, candidate_id, provider_id, model, ordinal, max_tokens, probe, \
+     after_circuit_wait, started_at_ms, finished_at_ms, outcome, class, code, confidence, \
+     catalogue, rule, safe_cause, reset_at_ms, decision_json, evidence_json FROM attempts \
+     WHERE evidence_json IS NOT NULL AND finished_at_ms IS NOT NULL \
+     AND ($1 = 0 OR code = 'unknown' OR confidence IN ('low', 'medium')) \
+     ORDER BY finished_at_ms DESC, id LIMIT $2";
+
 /// The shared reads and statements on the database `DB`: `Sql::<Sqlite>` and
 /// `Sql::<Postgres>`.
 pub(super) struct Sql<DB>(PhantomData<DB>);

@@ -10,6 +10,7 @@ mod events;
 mod forms;
 mod gateway;
 mod guard;
+mod inbox;
 mod server_fns;
 mod site;
 
@@ -39,6 +40,8 @@ pub struct Api {
     pub services: Services,
     /// The services' clock, which only the test moves.
     pub clock: Arc<ManualClock>,
+    /// The SQLite database's URL, for a test that must reach past the store.
+    pub database_url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -125,6 +128,7 @@ impl Api {
             router: router(state),
             services,
             clock: manual,
+            database_url: url,
             _dir: dir,
         }
     }

@@ -1,6 +1,6 @@
 //! `POST /api/classify`: the catalogue over HTTP.
 
-use api::{ApiError, Classification, EvidenceRequest};
+use api::{ApiError, Classification, EvidenceRequest, InboxView, ReclassifyView};
 use axum::Json;
 use axum::extract::State;
 
@@ -19,4 +19,23 @@ pub async fn classify(
     Body(request): Body<EvidenceRequest>,
 ) -> Result<Json<Classification>, AppError> {
     Ok(Json(services.classify(request)?))
+}
+
+/// The failures the catalogue was unsure of (`unknown`, or `low` or `medium`
+/// confidence), grouped by provider and message, each with its latest evidence as
+/// a fixture file to fill in.
+#[utoipa::path(get, path = "/api/catalogue/inbox", tag = "catalogue",
+    responses((status = 200, description = "The groups, the most frequent first", body = InboxView)))]
+pub async fn inbox(State(services): State<Services>) -> Result<Json<InboxView>, AppError> {
+    Ok(Json(services.catalogue_inbox().await?))
+}
+
+/// The evidence stored with the latest attempts, read again by the current
+/// catalogue: the attempts it would now read differently. Nothing changes.
+#[utoipa::path(get, path = "/api/catalogue/reclassify", tag = "catalogue",
+    responses((status = 200, description = "What the current catalogue reads differently", body = ReclassifyView)))]
+pub async fn reclassify(
+    State(services): State<Services>,
+) -> Result<Json<ReclassifyView>, AppError> {
+    Ok(Json(services.reclassify().await?))
 }

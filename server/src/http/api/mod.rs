@@ -61,6 +61,8 @@ fn routes() -> OpenApiRouter<AppState> {
             profiles::delete_profile
         ))
         .routes(routes!(classify::classify))
+        .routes(routes!(classify::inbox))
+        .routes(routes!(classify::reclassify))
         .routes(routes!(tasks::list_tasks, tasks::create_task))
         .routes(routes!(tasks::get_task))
         .routes(routes!(tasks::new_turn))

@@ -34,12 +34,12 @@ pub use tasks::{
     a_commit_is_fenced_by_its_generation, a_finished_attempt_never_changes,
     a_gateway_call_keeps_its_request_and_deadline, a_new_task_comes_with_its_first_start,
     a_task_keeps_its_snapshot, an_idempotency_key_answers_the_first_task,
-    an_unfinished_task_keeps_its_profile, circuits_open_probe_once_and_close,
-    client_keys_are_found_by_digest_until_revoked, concurrent_commits_exactly_one_wins,
-    concurrent_commits_exactly_one_wins_across, concurrent_commits_keep_their_order,
-    deadlines_are_due_once_they_pass, firings, route_events_are_read_after_an_id_and_pruned,
-    routes_are_read_a_page_at_a_time, tasks_are_listed_by_state,
-    turns_are_answered_and_added_and_progress_agrees,
+    an_unfinished_task_keeps_its_profile, attempts_with_evidence_are_read_newest_first,
+    circuits_open_probe_once_and_close, client_keys_are_found_by_digest_until_revoked,
+    concurrent_commits_exactly_one_wins, concurrent_commits_exactly_one_wins_across,
+    concurrent_commits_keep_their_order, deadlines_are_due_once_they_pass, firings,
+    route_events_are_read_after_an_id_and_pruned, routes_are_read_a_page_at_a_time,
+    tasks_are_listed_by_state, turns_are_answered_and_added_and_progress_agrees,
 };
 pub(crate) use tasks::{firing, refused_at, waiting_until};
 
@@ -67,6 +67,7 @@ macro_rules! conformance_tests {
             client_keys_are_found_by_digest_until_revoked,
             a_commit_is_fenced_by_its_generation,
             a_finished_attempt_never_changes,
+            attempts_with_evidence_are_read_newest_first,
             turns_are_answered_and_added_and_progress_agrees,
             an_unfinished_task_keeps_its_profile,
             an_idempotency_key_answers_the_first_task,

@@ -379,6 +379,93 @@ pub async fn a_finished_attempt_never_changes(store: &dyn Store) {
     );
 }
 
+/// Finished attempts with evidence are read newest first, all or only those the
+/// catalogue was unsure of; one without evidence is not.
+pub async fn attempts_with_evidence_are_read_newest_first(store: &dyn Store) {
+    let verdict = |code: SemanticCode, confidence: policy::Confidence| crate::domain::Verdict {
+        class: code.class(),
+        code,
+        confidence,
+        catalogue: "2026.12.2".to_owned(),
+        rule: "r".to_owned(),
+        safe_cause: "why".to_owned(),
+        reset_at_ms: None,
+    };
+    let mut seen = Vec::new();
+    for (name, ended_ms, verdict_given, evidence) in [
+        (
+            "a",
+            10_000,
+            verdict(SemanticCode::Overloaded, policy::Confidence::High),
+            true,
+        ),
+        (
+            "b",
+            30_000,
+            verdict(SemanticCode::Unknown, policy::Confidence::High),
+            true,
+        ),
+        (
+            "c",
+            20_000,
+            verdict(
+                SemanticCode::InsufficientCredits,
+                policy::Confidence::Medium,
+            ),
+            true,
+        ),
+        (
+            "d",
+            40_000,
+            verdict(SemanticCode::Unknown, policy::Confidence::High),
+            false,
+        ),
+    ] {
+        let (_, task, _) = task(store, name, None).await;
+        let (_, _, mut with_attempt) = start(&task);
+        let started = attempt(&task, &format!("{name}-a1"));
+        with_attempt.start_attempt = Some(started.clone());
+        store.commit(0, with_attempt).await.unwrap();
+        let mut finished = commit(route(&task.id, RouteState::Held, 2));
+        finished.finish_attempt = Some((
+            started.id.clone(),
+            AttemptEnd {
+                finished_at: at(ended_ms),
+                outcome: AttemptOutcome::Failed,
+                verdict: Some(verdict_given),
+                decision: None,
+                evidence: evidence
+                    .then(|| serde_json::json!({"provider": "other", "output": name})),
+            },
+        ));
+        store.commit(1, finished).await.unwrap();
+        seen.push(task.id);
+    }
+    let tasks = |attempts: Vec<Attempt>| -> Vec<TaskId> {
+        attempts
+            .into_iter()
+            .map(|attempt| attempt.task_id)
+            .collect()
+    };
+    assert_eq!(
+        tasks(store.attempts_with_evidence(false, 10).await.unwrap()),
+        [seen[1].clone(), seen[2].clone(), seen[0].clone()],
+        "every one with evidence, newest first"
+    );
+    assert_eq!(
+        tasks(store.attempts_with_evidence(true, 10).await.unwrap()),
+        [seen[1].clone(), seen[2].clone()],
+        "unknown, or medium"
+    );
+    let newest = store.attempts_with_evidence(false, 1).await.unwrap();
+    assert_eq!(tasks(newest.clone()), [seen[1].clone()]);
+    let end = newest[0].end.as_ref().unwrap();
+    assert_eq!(
+        end.evidence,
+        Some(serde_json::json!({"provider": "other", "output": "b"}))
+    );
+}
+
 /// A turn answered (by whom, truncated or not) and a new one asked; what
 /// dispatching reads agrees with the task.
 pub async fn turns_are_answered_and_added_and_progress_agrees(store: &dyn Store) {

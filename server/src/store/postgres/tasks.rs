@@ -18,8 +18,8 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 use super::{LAPSE_MS, PostgresStore};
 use crate::domain::{
-    AttemptEnd, Circuit, CircuitKey, FeedSender, Progress, RouteCommit, RouteRecord, StoredEvent,
-    Task, TaskDetail, TaskListing, TaskWrite,
+    Attempt, AttemptEnd, Circuit, CircuitKey, FeedSender, Progress, RouteCommit, RouteRecord,
+    StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 use crate::store::rows::{
     AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
@@ -425,6 +425,19 @@ impl TaskStore for PostgresStore {
         Ok(sqlx::query_scalar(crate::store::shared::COUNT_OPEN_ROUTES)
             .fetch_one(&self.pool)
             .await?)
+    }
+
+    async fn attempts_with_evidence(
+        &self,
+        unsure_only: bool,
+        limit: u32,
+    ) -> Result<Vec<Attempt>, StoreError> {
+        let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::shared::ATTEMPTS_WITH_EVIDENCE)
+            .bind(i64::from(unsure_only))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(AttemptRow::into_domain).collect()
     }
 
     async fn circuits_over(

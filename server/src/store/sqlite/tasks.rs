@@ -20,8 +20,8 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use super::reader;
 use super::{SqliteStore, commit};
 use crate::domain::{
-    AttemptEnd, Circuit, CircuitKey, Progress, RouteCommit, RouteRecord, StoredEvent, Task,
-    TaskDetail, TaskListing, TaskWrite, Turn,
+    Attempt, AttemptEnd, Circuit, CircuitKey, Progress, RouteCommit, RouteRecord, StoredEvent,
+    Task, TaskDetail, TaskListing, TaskWrite, Turn,
 };
 use crate::store::rows::{
     AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
@@ -384,6 +384,19 @@ impl TaskStore for SqliteStore {
         Ok(sqlx::query_scalar(crate::store::shared::COUNT_OPEN_ROUTES)
             .fetch_one(&self.pool)
             .await?)
+    }
+
+    async fn attempts_with_evidence(
+        &self,
+        unsure_only: bool,
+        limit: u32,
+    ) -> Result<Vec<Attempt>, StoreError> {
+        let rows: Vec<AttemptRow> = sqlx::query_as(crate::store::shared::ATTEMPTS_WITH_EVIDENCE)
+            .bind(i64::from(unsure_only))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(AttemptRow::into_domain).collect()
     }
 
     async fn circuits_over(
