@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use api::{
     ActionRequest, ApiError, ClientKeyCreated, ClientKeyId, ClientKeyRequest, ClientKeyView,
-    KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest, ProviderView,
-    TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
+    InboxView, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest,
+    ProviderView, ReclassifyView, TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
 };
 use leptos::prelude::use_context;
 
@@ -51,6 +51,10 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<ClientKeyCreated, ApiError>;
     /// Revoke a client key.
     async fn revoke_client_key(&self, id: &ClientKeyId) -> Result<ClientKeyView, ApiError>;
+    /// The catalogue's inbox, as `GET /api/catalogue/inbox` answers it.
+    async fn catalogue_inbox(&self) -> Result<InboxView, ApiError>;
+    /// Stored evidence read again, as `GET /api/catalogue/reclassify` answers.
+    async fn reclassify(&self) -> Result<ReclassifyView, ApiError>;
     /// The server's clock: countdowns count to its deadlines.
     fn now(&self) -> Timestamp;
 }

@@ -15,7 +15,7 @@ use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
 use crate::pages::{
-    ClientKeysPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage, TasksPage,
+    ClientKeysPage, InboxPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage, TasksPage,
 };
 
 /// A lazy route that shows one page component (the page owns its data).
@@ -55,6 +55,10 @@ lazy_page!(
     ClientKeysRoute => ClientKeysPage
 );
 lazy_page!(
+    /// `/inbox`: the catalogue's inbox.
+    InboxRoute => InboxPage
+);
+lazy_page!(
     /// `/tasks`.
     TasksRoute => TasksPage
 );
@@ -80,6 +84,7 @@ pub async fn preload(path: &str) {
         ["profiles", _] => ProfileEditRoute::preload().await,
         ["providers"] => ProvidersRoute::preload().await,
         ["client-keys"] => ClientKeysRoute::preload().await,
+        ["inbox"] => InboxRoute::preload().await,
         ["tasks"] => TasksRoute::preload().await,
         ["tasks", _] => TaskRoute::preload().await,
         _ => {}

@@ -8,7 +8,8 @@ use leptos_router::{Lazy, SsrMode, path};
 use crate::layout::TopBar;
 use crate::pages::{HomePage, NotFoundPage};
 use crate::routes::{
-    ClientKeysRoute, ProfileEditRoute, ProfilesRoute, ProvidersRoute, TaskRoute, TasksRoute,
+    ClientKeysRoute, InboxRoute, ProfileEditRoute, ProfilesRoute, ProvidersRoute, TaskRoute,
+    TasksRoute,
 };
 
 /// The base name of the browser bundle: `switchback.js`, `switchback_bg.wasm`
@@ -60,6 +61,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles/:id") view={Lazy::<ProfileEditRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/providers") view={Lazy::<ProvidersRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/client-keys") view={Lazy::<ClientKeysRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/tasks") view={Lazy::<TasksRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/tasks/:id") view={Lazy::<TaskRoute>::new()} ssr=SsrMode::Async />
                 </Routes>

@@ -74,6 +74,7 @@ async fn every_page_hydrates_under_its_policy_without_violations() -> anyhow::Re
         "/tasks",
         "/providers",
         "/client-keys",
+        "/inbox",
         "/profiles",
         "/profiles/new",
         &profile_path,

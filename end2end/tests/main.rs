@@ -3,6 +3,7 @@
 
 mod access;
 mod client_keys;
+mod inbox;
 mod profile_editor;
 mod providers;
 mod skeleton;

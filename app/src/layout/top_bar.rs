@@ -15,6 +15,7 @@ pub fn TopBar() -> impl IntoView {
                     <li><A href="/profiles">"Profiles"</A></li>
                     <li><A href="/providers">"Providers"</A></li>
                     <li><A href="/client-keys">"Keys"</A></li>
+                    <li><A href="/inbox">"Inbox"</A></li>
                 </ul>
             </nav>
         </header>

@@ -2,6 +2,7 @@
 
 mod client_keys;
 mod home;
+mod inbox;
 mod not_found;
 mod profile_edit;
 mod profiles;
@@ -11,6 +12,7 @@ mod tasks;
 
 pub use client_keys::{ClientKeySubmission, ClientKeysPage, unplaced};
 pub use home::HomePage;
+pub use inbox::InboxPage;
 pub use not_found::NotFoundPage;
 pub use profile_edit::ProfileEditPage;
 pub use profiles::ProfilesPage;

@@ -86,6 +86,18 @@ impl Backend for Services {
             .map_err(AppError::into_api_error)
     }
 
+    async fn catalogue_inbox(&self) -> Result<api::InboxView, ApiError> {
+        Services::catalogue_inbox(self)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn reclassify(&self) -> Result<api::ReclassifyView, ApiError> {
+        Services::reclassify(self)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
     async fn list_client_keys(&self) -> Result<Vec<ClientKeyView>, ApiError> {
         Services::list_client_keys(self)
             .await

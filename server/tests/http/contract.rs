@@ -75,6 +75,8 @@ async fn openapi_document_lists_every_route() {
             "DELETE /api/client-keys/{id}",
             "DELETE /api/profiles/{id}",
             "DELETE /api/providers/{id}",
+            "GET /api/catalogue/inbox",
+            "GET /api/catalogue/reclassify",
             "GET /api/client-keys",
             "GET /api/events",
             "GET /api/profiles",
