@@ -491,14 +491,20 @@ impl CompiledFamily {
         transport: Option<&str>,
     ) -> Option<Verdict> {
         let (found, candidates) = self.candidates(facts, status, transport);
-        let holding: Vec<&'static Rule> = candidates
+        let mut holding: Vec<&'static Rule> = candidates
             .iter()
             .filter(|index| {
                 let index = usize::from(*index);
-                self.holds(index, facts, status, transport, &found) && !self.denied(index, facts)
+                self.holds(index, facts, status, transport, &found)
+                    && self.said_together(index, facts)
+                    && !self.denied(index, facts)
             })
             .map(|index| self.rules[usize::from(index)])
             .collect();
+        // A meaning marked to outrank (a quota per minute is throttling) decides.
+        if holding.iter().any(|rule| rule.outranks) {
+            holding.retain(|rule| rule.outranks);
+        }
         let first_of = |class: Class| holding.iter().find(|rule| rule.code.class() == class);
         let outside = first_of(Class::Outside);
         let winner = outside
@@ -527,15 +533,50 @@ impl CompiledFamily {
     /// Whether every wording of rule `index` found in the texts is denied ("not your
     /// usage limit"): the words name what the failure is not.
     fn denied(&self, index: usize, facts: &Facts) -> bool {
-        let Some(wordings) = &self.wordings[index] else {
-            return false;
+        let rule = self.rules[index];
+        let mut starts: Vec<bool> = Vec::new();
+        for lower in facts.lowercase_texts() {
+            match &self.wordings[index] {
+                Some(wordings) => starts.extend(
+                    wordings
+                        .find_iter(lower.as_str())
+                        .map(|hit| denial_before(lower, hit.start())),
+                ),
+                None => {
+                    for fragment in rule.text.iter().take(1).chain(rule.text_any) {
+                        starts.extend(
+                            memchr::memmem::find_iter(lower.as_bytes(), fragment.as_bytes())
+                                .map(|at| denial_before(lower, at)),
+                        );
+                    }
+                }
+            }
+        }
+        !starts.is_empty() && starts.into_iter().all(|denied| denied)
+    }
+
+    /// For a rule of the generic layer with `text` fragments (`"model"`, `"not
+    /// found"`): whether one text says them together, the rest (and one of its
+    /// wordings) within [`NEAR`] bytes after the first ("Model gpt-x not found", not
+    /// "command not found" in one line and "model: gpt-x" in another).
+    fn said_together(&self, index: usize, facts: &Facts) -> bool {
+        let rule = self.rules[index];
+        let Some((first, rest)) = rule.text.split_first() else {
+            return true;
         };
-        let mut said = facts.lowercase_texts().iter().flat_map(|lower| {
-            wordings
-                .find_iter(lower.as_str())
-                .map(move |hit| denial_before(lower, hit.start()))
-        });
-        said.all(|denied| denied)
+        facts.lowercase_texts().iter().any(|lower| {
+            memchr::memmem::find_iter(lower.as_bytes(), first.as_bytes()).any(|at| {
+                let mut end = (at + first.len() + NEAR).min(lower.len());
+                while !lower.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let window = &lower[at..end];
+                rest.iter().all(|fragment| window.contains(fragment))
+                    && self.wordings[index]
+                        .as_ref()
+                        .is_none_or(|wordings| wordings.is_match(window))
+            })
+        })
     }
 
     /// The fragments found in the facts' texts, and the rules whose index key is
@@ -659,15 +700,20 @@ impl CompiledFamily {
     }
 }
 
+/// How far after a generic rule's first fragment the rest must follow, in bytes.
+const NEAR: usize = 80;
+
 /// Whether the words just before `at` in `lower` deny what follows: "not ", "not
-/// your ", "isn't ".
+/// your ", "not a ", "isn't ".
 fn denial_before(lower: &str, at: usize) -> bool {
     let before = lower[..at].trim_end();
-    ["not", "not your", "isn't"].iter().any(|denial| {
-        before
-            .strip_suffix(denial)
-            .is_some_and(|rest| !rest.chars().next_back().is_some_and(char::is_alphanumeric))
-    })
+    ["not", "not your", "not a", "isn't", "isn\u{2019}t"]
+        .iter()
+        .any(|denial| {
+            before
+                .strip_suffix(denial)
+                .is_some_and(|rest| !rest.chars().next_back().is_some_and(char::is_alphanumeric))
+        })
 }
 
 /// Words about a quota, lowercase: with a wait of an hour or more, a quota rather than
@@ -781,6 +827,51 @@ mod tests {
     /// Words out of place: the model's own text in CLI output, a 4xx that happens to say
     /// "too many requests", a certificate error inside a provider's own 5xx, "frontier"
     /// beside a long wait. None of them may turn an error transient or hard by accident.
+    /// The generic layer reads a model's failure only where the words are said
+    /// together, skips what a message denies, and lets no hard word beat Google's
+    /// throttle or a quota per minute.
+    #[test]
+    fn the_generic_layer_reads_words_together_and_not_denied() {
+        let cases = [
+            (
+                "(node:1) DeprecationWarning: The `punycode` module is deprecated.\nError: The model is overloaded, try again later",
+                SemanticCode::Overloaded,
+            ),
+            (
+                "bash: rg: command not found\nmodel: gpt-5\nsocket hang up",
+                SemanticCode::Network,
+            ),
+            (
+                "The model `gpt-9` does not exist or you do not have access to it.",
+                SemanticCode::ModelUnavailable,
+            ),
+            (
+                "Rate limited by the server (not a usage limit), retry in 20s",
+                SemanticCode::RateLimited,
+            ),
+            (
+                "429 RESOURCE_EXHAUSTED: You exceeded your current quota, please check your plan and billing details.",
+                SemanticCode::RateLimited,
+            ),
+            (
+                "Quota exceeded for aiplatform.googleapis.com/generate_content_requests_per_minute_per_project_per_base_model",
+                SemanticCode::RateLimited,
+            ),
+            (
+                "Your account balance is insufficient, please recharge. Rate limit: 3/min",
+                SemanticCode::InsufficientCredits,
+            ),
+        ];
+        for (output, code) in cases {
+            let verdict = crate::classify(&Evidence::new("other").with_output(output), 0);
+            assert_eq!(
+                verdict.classification.code, code,
+                "{output} by {}",
+                verdict.rule
+            );
+        }
+    }
+
     #[test]
     fn words_out_of_place_do_not_decide() {
         let output = |family: &str, text: &str| Evidence::new(family).with_output(text);

@@ -205,7 +205,9 @@ impl<'a> Facts<'a> {
                 break;
             }
             // A Python SDK's repr of the body (`Error code: 429 - {'error': {...}}`).
-            if let Some(json) = python_repr_as_json(&output[start..]) {
+            if let Some(json) = python_repr_as_json(&output[start..])
+                && parse_body(&json).is_some_and(|wire| wire.holds_error())
+            {
                 let mut nested = Facts::default();
                 let mut nested_status = None;
                 nested.read_body(&json, &mut nested_status, 1);

@@ -151,7 +151,7 @@ fn check_evaluation(document: &PolicyDocument, data: &[u8]) {
         waited_for_reset: pick % 2 == 1,
     };
     for code in SemanticCode::ALL {
-        for confidence in [Confidence::High, Confidence::Low] {
+        for confidence in Confidence::ALL {
             let mut verdict = Classification::new(code, confidence);
             verdict.reset_at_ms = reset_at_ms;
             verdict.retry_after_ms = (pick % 3 == 0).then_some(u64::MAX);

@@ -168,9 +168,20 @@ pub fn message_key(message: &str) -> String {
     words.join(" ").chars().take(160).collect()
 }
 
-/// A fixture file for the catalogue's tests from stored evidence: its texts with
-/// every secret the catalogue recognises removed, `source` and the expected
-/// verdict left for a person to fill in.
+/// Headers a fixture never carries: they hold credentials, never a failure's
+/// meaning.
+const CREDENTIAL_HEADERS: [&str; 5] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+];
+
+/// A fixture file for the catalogue's tests from stored evidence: its texts and
+/// header values with every secret the catalogue recognises removed, headers that
+/// carry credentials left out, `source` and the expected verdict left for a person
+/// to fill in.
 fn fixture(evidence: &Value) -> Value {
     let mut evidence = evidence.clone();
     if let Some(fields) = evidence.as_object_mut() {
@@ -179,10 +190,46 @@ fn fixture(evidence: &Value) -> Value {
                 *text = catalogue::redact_secrets(text);
             }
         }
+        if let Some(Value::Object(headers)) = fields.get_mut("headers") {
+            headers.retain(|name, _| {
+                !CREDENTIAL_HEADERS.contains(&name.to_ascii_lowercase().as_str())
+            });
+            for value in headers.values_mut() {
+                if let Value::String(text) = value {
+                    *text = catalogue::redact_secrets(text);
+                }
+            }
+        }
     }
     json!({
         "source": "",
         "evidence": evidence,
         "expected": {"code": "", "class": ""},
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_fixture_carries_no_secret_and_no_credential_header() {
+        let key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
+        let stored = json!({
+            "provider": "other", "status": 401,
+            "headers": {"Set-Cookie": "session=abc", "x-request-id": format!("req {key}"), "retry-after": "20"},
+            "body": format!("{{\"error\": \"Incorrect API key provided: {key}\"}}"),
+            "output": format!("curl -H 'Authorization: Bearer {key}'"),
+            "observed_at": "2026-11-30T02:00:00Z",
+        });
+        let fixture = super::fixture(&stored);
+        assert!(!fixture.to_string().contains(key), "{fixture}");
+        assert!(
+            !fixture.to_string().to_lowercase().contains("session=abc"),
+            "{fixture}"
+        );
+        assert_eq!(fixture["evidence"]["headers"]["retry-after"], "20");
+        assert_eq!(fixture["evidence"]["observed_at"], "2026-11-30T02:00:00Z");
+        assert_eq!(fixture["source"], "");
+    }
 }

@@ -29,8 +29,11 @@ async fn main() -> anyhow::Result<ExitCode> {
             database,
             limit,
         } => {
-            // Reading again creates nothing: a SQLite file must exist.
-            if let Some(path) = database.strip_prefix("sqlite://")
+            // Reading again creates no database: a SQLite file must exist.
+            if let Some(path) = database
+                .strip_prefix("sqlite://")
+                .or_else(|| database.strip_prefix("sqlite:"))
+                .map(|rest| rest.split('?').next().unwrap_or(rest))
                 && !std::path::Path::new(path).exists()
             {
                 eprintln!("switchback classify --reclassify: no database at {path}");

@@ -262,9 +262,8 @@ pub(crate) fn tables_for(family: Family) -> Vec<&'static [Rule]> {
 /// Whether `rule` is one of the generic table's (bare statuses, transports, words any
 /// wrapper prints), which the generic layer may overrule; a family's own rules decide.
 pub(crate) fn is_generic(rule: &Rule) -> bool {
-    generic::RULES
-        .iter()
-        .any(|generic| std::ptr::eq(generic, rule))
+    // By id (ids are unique): a `const` table's address is not one address.
+    generic::RULES.iter().any(|generic| generic.id == rule.id)
 }
 
 /// Every table, for checks over all rules.

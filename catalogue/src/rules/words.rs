@@ -7,7 +7,7 @@
 //!   surfaced, or words any wrapper prints (ranks 1 to 3) did;
 //! - words that name a cause overrule a bare status of a milder class ("429" with
 //!   "your balance is insufficient" is credits; "400" with "the service is
-//!   degraded" is an outage), and a bare status of the same class they name more
+//!   degraded" is overloaded), and a bare status of the same class they name more
 //!   precisely ("403" with "model not found");
 //! - among its own meanings, a hard one wins over a transient one (waiting on a
 //!   throttle cannot refill a balance); an outside meaning beside any other is a
@@ -53,6 +53,22 @@ pub(crate) const RULES: &[Rule] = &[
             "limit will reset", "limit to reset", "hour limit", "weekly", "session limit", "使用上限",
             "用量上限",
         ]),
+    // Google's RESOURCE_EXHAUSTED is its throttle, whatever the words beside it
+    // ("You exceeded your current quota, please check your plan and billing
+    // details"); a per-day quota is the generic table's, which decides first.
+    rule("words.resource_exhausted", RateLimited)
+        .text_any(&["resource_exhausted", "resource exhausted", "resource has been exhausted"])
+        .outranks(),
+    // A quota per minute or per second is throttling, however the words of a quota
+    // around it read ("Quota exceeded for quota metric '... requests per minute'").
+    rule("words.quota_per_minute", RateLimited)
+        .text(&["quota"])
+        .says(&["requests per minute", "tokens per minute", "requests per second", "per minute limit",
+                "per second limit", "per_minute"], &[
+            "requests per minute", "tokens per minute", "requests per second", "per minute limit",
+            "per second limit", "per_minute",
+        ])
+        .outranks(),
     rule("words.quota", QuotaExhausted)
         .says(&["quota", "monthly", "daily", "per day", "per month", "free tier", "free-tier", "included",
                 "allowance", "tpd", "额度", "配额", "每日", "每月", "今日"], &[
@@ -72,9 +88,9 @@ pub(crate) const RULES: &[Rule] = &[
     rule("words.model_gone", ModelUnavailable)
         .text(&["model"])
         .says(&["end of life", "retired", "decommission", "deprecat", "removed", "no longer", "disabled",
-                "not available", "not enabled", "requires a"], &[
+                "not enabled", "requires a"], &[
             "end of life", "retired", "decommissioned", "deprecated", "was removed", "has been removed",
-            "no longer", "disabled", "not available", "not enabled", "requires a pro", "requires a paid",
+            "no longer", "disabled", "not enabled", "requires a pro", "requires a paid",
             "requires a subscription",
         ]),
     rule("words.model", ModelUnavailable)
@@ -86,7 +102,7 @@ pub(crate) const RULES: &[Rule] = &[
             "model has been decommissioned", "model was decommissioned", "model is no longer available",
             "model is no longer supported", "no access to model", "not have access to the model",
             "not have access to model", "not have access to this model", "model access denied",
-            "modelnotfound", "no models loaded", "failed to load model", "error loading model",
+            "modelnotfound", "not found the model", "no models loaded", "failed to load model", "error loading model",
             "could not load model", "unable to load model",
             "not available in your region", "not supported in your region", "unsupported region",
             "unsupported_country_region_territory", "region is not supported", "region not supported",
@@ -155,7 +171,8 @@ pub(crate) const RULES: &[Rule] = &[
         .says(&["content", "moderation", "flagged", "safety", "inappropriate", "sensitive", "敏感", "审核",
                 "违规", "安全"], &[
             "content policy", "content filter", "content_filter", "content management policy",
-            "content moderation", "moderation", "flagged", "safety system", "safety filter", "safety settings",
+            "content moderation", "moderation policy", "moderation system", "failed moderation",
+            "was flagged", "flagged by", "flagged as", "safety system", "safety filter", "safety settings",
             "blocked by safety", "inappropriate content", "sensitive content", "sensitive words",
             "敏感", "内容审核", "审核", "违规", "内容安全", "不安全",
         ]),
@@ -176,8 +193,9 @@ pub(crate) const RULES: &[Rule] = &[
         ]),
     rule("words.throttle", RateLimited)
         .text_any(&["rate limit", "rate-limit", "ratelimit", "rate_limit", "too many requests", "throttl",
-                    "slow down", "per minute", "per second", "concurren", "too quickly", "频繁", "限流", "并发", "速率",
-                    "请求过多"])
+                    "slow down", "requests per minute", "tokens per minute", "requests per second",
+                    "per minute limit", "per second limit", "concurrency", "concurrent request",
+                    "too many concurrent", "too quickly", "频繁", "限流", "并发", "速率", "请求过多"])
         .general(),
     rule("words.timeout", Timeout)
         .text_any(&["timed out", "timeout", "time out", "deadline exceeded", "deadline_exceeded", "did not receive a response",
