@@ -100,7 +100,21 @@ PROVIDERS = {
     "deepseek": ("deepseek/deepseek-chat", {}, ""),
     "openrouter": ("openrouter/anthropic/claude-sonnet-4.5", {}, "/api/v1"),
     "ollama": ("ollama/llama3.1", {}, ""),
+    "lm_studio": ("lm_studio/local-model", {}, "/v1"),
+    "llama_cpp": ("openai/local-model", {}, "/v1"),
 }
+# OpenAI-compatible APIs and the tools and relays in front of them, as a LiteLLM user
+# reaches them: the openai/ route with a custom base (LiteLLM's own routes for some of
+# them need account settings this bench does not have).
+PROVIDERS.update(
+    {
+        family: ("openai/local-model", {}, "/v1")
+        for family in [
+            "moonshot", "zhipu", "dashscope", "siliconflow", "nvidia_nim", "huggingface", "perplexity",
+            "cerebras", "cloudflare", "github_copilot", "cursor", "opencode", "goose", "other",
+        ]
+    }
+)
 _DROPPED_HEADERS = {"content-length", "transfer-encoding", "content-encoding", "connection"}
 
 
