@@ -3,7 +3,7 @@
 //! also the data of every live `route` event.
 
 use policy::route::{ManualAction, RouteCause, RouteState};
-use policy::{Class, OnExhausted, SemanticCode};
+use policy::{Class, Confidence, OnExhausted, SemanticCode};
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
@@ -204,6 +204,10 @@ pub struct AttemptView {
     /// The failure's semantic code.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::SemanticCodeSchema>))]
     pub code: Option<SemanticCode>,
+    /// How sure the catalogue was: `high`, `medium` (only words any provider may
+    /// use decided) or `low` (its rules disagreed).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::ConfidenceSchema>))]
+    pub confidence: Option<Confidence>,
     /// The catalogue version that classified it.
     pub catalogue: Option<String>,
     /// The provider's message with secrets removed.

@@ -3,7 +3,9 @@
 use api::{AttemptView, RouteView, Timestamp};
 use leptos::prelude::*;
 
-use super::words::{candidate_label, circuit_owner, clock_time, duration, gap_words};
+use super::words::{
+    candidate_label, circuit_owner, clock_time, duration, failure_words, gap_words,
+};
 
 /// The attempts, oldest first, one row each; waits drawn as gaps between them.
 #[component]
@@ -47,10 +49,7 @@ pub(crate) fn Timeline(
         let took = attempt
             .finished_at
             .map(|end| duration(end.as_millis() - attempt.started_at.as_millis()));
-        let failure = match (attempt.code, attempt.class) {
-            (Some(code), Some(class)) => Some(format!("{} ({})", code.as_str(), class.as_str())),
-            _ => None,
-        };
+        let failure = failure_words(attempt);
         let ordinal = attempt.ordinal.map(|ordinal| format!(", retry {ordinal}"));
         rows.push(view! {
             <li class="attempt">

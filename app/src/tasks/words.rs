@@ -175,6 +175,19 @@ pub fn circuit_owner(route: &RouteView) -> &'static str {
     }
 }
 
+/// What an attempt's failure was read as: "insufficient_credits (hard)", with
+/// how sure the catalogue was when it was not sure ("read from its words alone"
+/// for medium, "its rules disagreed" for low).
+pub fn failure_words(attempt: &AttemptView) -> Option<String> {
+    let (code, class) = (attempt.code?, attempt.class?);
+    let sureness = match attempt.confidence {
+        Some(policy::Confidence::Medium) => ", read from its words alone",
+        Some(policy::Confidence::Low) => ", its rules disagreed",
+        _ => "",
+    };
+    Some(format!("{} ({}){sureness}", code.as_str(), class.as_str()))
+}
+
 /// What a pending wait is called before its time: the usage window or quota
 /// the failure named, by its provider ("Claude Code usage window resets at "),
 /// a shared circuit ("Anthropic's circuit reopens at "), else the route's own
@@ -382,6 +395,7 @@ mod tests {
             outcome: Some("failed".to_owned()),
             class: None,
             code: None,
+            confidence: None,
             catalogue: None,
             safe_cause: None,
             reset_at: None,
@@ -412,6 +426,31 @@ mod tests {
             circuit_owner(&waiting(policy::SemanticCode::InsufficientCredits)),
             "provider's"
         );
+    }
+
+    #[test]
+    fn a_failure_says_how_sure_the_catalogue_was() {
+        let read = |confidence| {
+            failure_words(&AttemptView {
+                code: Some(policy::SemanticCode::InsufficientCredits),
+                class: Some(policy::Class::Hard),
+                confidence,
+                ..attempt(0, None)
+            })
+        };
+        assert_eq!(
+            read(Some(policy::Confidence::High)).as_deref(),
+            Some("insufficient_credits (hard)")
+        );
+        assert_eq!(
+            read(Some(policy::Confidence::Medium)).as_deref(),
+            Some("insufficient_credits (hard), read from its words alone")
+        );
+        assert_eq!(
+            read(Some(policy::Confidence::Low)).as_deref(),
+            Some("insufficient_credits (hard), its rules disagreed")
+        );
+        assert_eq!(failure_words(&attempt(0, None)), None, "no failure");
     }
 
     #[test]

@@ -74,6 +74,7 @@ pub fn attempt_view(attempt: &Attempt) -> AttemptView {
         outcome: end.map(|end| end.outcome.as_str().to_owned()),
         class: verdict.map(|verdict| verdict.class),
         code: verdict.map(|verdict| verdict.code),
+        confidence: verdict.map(|verdict| verdict.confidence),
         catalogue: verdict.map(|verdict| verdict.catalogue.clone()),
         safe_cause: verdict.map(|verdict| verdict.safe_cause.clone()),
         reset_at: verdict

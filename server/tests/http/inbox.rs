@@ -144,6 +144,14 @@ async fn unsure_failures_are_grouped_by_provider_and_message_ready_as_fixtures()
     );
     assert_eq!(relay["task_ids"], json!([broke]));
 
+    let (_, stored) = api
+        .call(Method::GET, &format!("/api/tasks/{broke}"), None)
+        .await;
+    assert_eq!(
+        stored["attempts"][0]["confidence"], "medium",
+        "the task says how sure"
+    );
+
     // The current catalogue reads all three as they were stored.
     let (status, again) = api
         .call(Method::GET, "/api/catalogue/reclassify", None)
