@@ -218,20 +218,7 @@ async fn a_usage_window_opens_the_providers_circuit_until_its_reset() {
     let (provider, profile_id) = provider_and_profile(&api, &program).await;
     let mut stream = Stream::open(&api, None).await;
     let id = start(&api, &profile_id).await;
-    // The attempt ends (the route leaves `running`), within a bound.
-    tokio::time::timeout(std::time::Duration::from_secs(60), async {
-        loop {
-            let event = stream.next().await;
-            if event.data["task_id"] == id.as_str()
-                && event.data["state"] != "running"
-                && event.data["state"] != "queued"
-            {
-                break;
-            }
-        }
-    })
-    .await
-    .expect("the attempt ended");
+    stream.until_settled(&id).await;
     let (_, task) = api
         .call(Method::GET, &format!("/api/tasks/{id}"), None)
         .await;

@@ -85,6 +85,23 @@ impl Stream {
         }
     }
 
+    /// Events until `task`'s route has left `queued` and `running` (its attempt
+    /// ended), within a bound.
+    pub(super) async fn until_settled(&mut self, task: &str) {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                let event = self.next().await;
+                if event.data["task_id"] == task
+                    && !matches!(event.data["state"].as_str(), Some("queued" | "running"))
+                {
+                    return;
+                }
+            }
+        })
+        .await
+        .expect("the attempt ended");
+    }
+
     /// Events until one for `task` in `state`.
     pub(super) async fn until(&mut self, task: &str, state: &str) -> Vec<Event> {
         let mut events = Vec::new();

@@ -39,14 +39,7 @@ async fn failed_once(api: &Api, name: &str, error: Value) -> String {
     assert_eq!(status, StatusCode::CREATED, "{task}");
     let id = task["id"].as_str().unwrap().to_owned();
     // The failed attempt is stored once the route leaves `running`.
-    loop {
-        let event = stream.next().await;
-        if event.data["task_id"] == id.as_str()
-            && !matches!(event.data["state"].as_str(), Some("queued" | "running"))
-        {
-            break;
-        }
-    }
+    stream.until_settled(&id).await;
     id
 }
 
