@@ -15,6 +15,7 @@ use crate::hints::{HintInputs, select_hint};
 use crate::output::CatalogueClassification;
 use crate::rule_set::{IndexSet, MAX_RULES, RuleIndex};
 use crate::rules::{LONG_WAIT_MS, MessageHint, Predicate, Rule, WORDS, is_generic, tables_for};
+use crate::scan::{Hit, Scan, WORDINGS, WordingSet};
 
 /// The most message fragments one family's tables may hold (an [`IndexSet`]).
 const MAX_NEEDLES: usize = MAX_RULES;
@@ -40,7 +41,23 @@ pub struct Catalogue {
     /// One compiled rule set per [`Family`], by [`Family::index`].
     families: Vec<CompiledFamily>,
     /// The generic layer: plain words any provider may use (`rules/words.rs`).
-    words: CompiledFamily,
+    words: Vec<WordsRule>,
+}
+
+/// A rule of the generic layer, its words as ids of the one pass (`scan`).
+struct WordsRule {
+    rule: &'static Rule,
+    /// Its fragments, all needed, said together.
+    text: Vec<u16>,
+    /// Its alternative wordings (one needed), when it has no exact ones.
+    any: Vec<u16>,
+    /// Its exact wordings, one needed.
+    says: Vec<u16>,
+    /// The same, as a set.
+    says_set: WordingSet,
+    /// The wordings that must not all be denied: its exact ones, else its first
+    /// fragment and its alternatives.
+    stated: WordingSet,
 }
 
 /// The highest rank of a generic-table verdict the generic layer may overrule: a bare
@@ -57,8 +74,8 @@ struct CompiledFamily {
     rule_needles: Vec<Vec<usize>>,
     /// Per rule: the needle ids of its alternative wordings (one needed).
     rule_any_needles: Vec<Vec<usize>>,
-    /// Per rule: a searcher for its [`Rule::says`] wordings, if it has any.
-    wordings: Vec<Option<AhoCorasick>>,
+    /// Per rule: its [`Rule::says`] wordings, as ids of the one pass (`scan`).
+    wordings: Vec<Vec<u16>>,
     /// The fragments' searchers, each with the id of its first fragment: at most
     /// [`NEEDLES_PER_SEARCHER`] fragments each, so each keeps its SIMD prefilter.
     needles: Vec<(AhoCorasick, usize)>,
@@ -104,8 +121,8 @@ impl Catalogue {
         let mut ids: Vec<&'static str> = self
             .families
             .iter()
-            .chain([&self.words])
             .flat_map(|family| family.rules.iter().map(|rule| rule.id))
+            .chain(self.words.iter().map(|words| words.rule.id))
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -120,7 +137,7 @@ impl Catalogue {
             .collect();
         Self {
             families,
-            words: CompiledFamily::compile(vec![WORDS]),
+            words: WORDS.iter().map(WordsRule::compile).collect(),
         }
     }
 
@@ -166,7 +183,7 @@ impl Catalogue {
             let compiled = &self.families[upstream.family.index()];
             let status = nested.status.or(facts.status);
             if let Some(verdict) =
-                self.with_words(nested, status, None, compiled.decide(nested, status, None))
+                self.with_words(nested, status, compiled.decide(nested, status, None))
             {
                 let cause = nested
                     .messages
@@ -181,7 +198,7 @@ impl Catalogue {
 
         let compiled = &self.families[family.index()];
         let verdict = compiled.decide(&facts, facts.status, transport);
-        match self.with_words(&facts, facts.status, transport, verdict) {
+        match self.with_words(&facts, facts.status, verdict) {
             Some(verdict) => self.finish(evidence, &facts, verdict, None, observed_at_ms),
             None => CatalogueClassification {
                 classification: Classification::new(SemanticCode::Unknown, Confidence::High),
@@ -205,7 +222,6 @@ impl Catalogue {
         &self,
         facts: &Facts,
         status: Option<u16>,
-        transport: Option<&str>,
         family: Option<Verdict>,
     ) -> Option<Verdict> {
         if let Some(verdict) = &family
@@ -215,7 +231,7 @@ impl Catalogue {
         {
             return family;
         }
-        let Some(words) = self.words.read_words(facts, status, transport) else {
+        let Some(words) = read_words(&self.words, facts, status) else {
             return family;
         };
         let Some(verdict) = family else {
@@ -377,19 +393,7 @@ impl CompiledFamily {
                 (searcher, first_id)
             })
             .collect();
-        let wordings = rules
-            .iter()
-            .map(|rule| {
-                // Searched only where the rule's words were found: quick to build matters
-                // more than the last bit of speed.
-                (!rule.says.is_empty()).then(|| {
-                    AhoCorasickBuilder::new()
-                        .kind(Some(AhoCorasickKind::ContiguousNFA))
-                        .build(rule.says)
-                        .expect("wordings are valid patterns")
-                })
-            })
-            .collect();
+        let wordings = rules.iter().map(|rule| WORDINGS.ids(rule.says)).collect();
         let mut compiled = Self {
             ranks: rules.iter().map(|rule| rule.rank()).collect(),
             rules,
@@ -481,104 +485,6 @@ impl CompiledFamily {
         })
     }
 
-    /// The generic layer's reading (`rules/words.rs`): of the meanings that hold, in
-    /// table order, a hard one before a transient one; an outside one beside another
-    /// class is a conflict (low confidence), else what it means at medium confidence.
-    fn read_words(
-        &self,
-        facts: &Facts,
-        status: Option<u16>,
-        transport: Option<&str>,
-    ) -> Option<Verdict> {
-        let (found, candidates) = self.candidates(facts, status, transport);
-        let mut holding: Vec<&'static Rule> = candidates
-            .iter()
-            .filter(|index| {
-                let index = usize::from(*index);
-                self.holds(index, facts, status, transport, &found)
-                    && self.said_together(index, facts)
-                    && !self.denied(index, facts)
-            })
-            .map(|index| self.rules[usize::from(index)])
-            .collect();
-        // A meaning marked to outrank (a quota per minute is throttling) decides.
-        if holding.iter().any(|rule| rule.outranks) {
-            holding.retain(|rule| rule.outranks);
-        }
-        let first_of = |class: Class| holding.iter().find(|rule| rule.code.class() == class);
-        let outside = first_of(Class::Outside);
-        let winner = outside
-            .or_else(|| first_of(Class::Hard))
-            .or_else(|| first_of(Class::Transient))?;
-        let conflicting: Vec<&'static str> = match outside {
-            Some(_) => holding
-                .iter()
-                .filter(|rule| rule.code.class() != Class::Outside)
-                .map(|rule| rule.id)
-                .collect(),
-            None => Vec::new(),
-        };
-        Some(Verdict {
-            rule: winner,
-            confidence: if conflicting.is_empty() {
-                Confidence::Medium
-            } else {
-                Confidence::Low
-            },
-            conflicting,
-            hints: Vec::new(),
-        })
-    }
-
-    /// Whether every wording of rule `index` found in the texts is denied ("not your
-    /// usage limit"): the words name what the failure is not.
-    fn denied(&self, index: usize, facts: &Facts) -> bool {
-        let rule = self.rules[index];
-        let mut starts: Vec<bool> = Vec::new();
-        for lower in facts.lowercase_texts() {
-            match &self.wordings[index] {
-                Some(wordings) => starts.extend(
-                    wordings
-                        .find_iter(lower.as_str())
-                        .map(|hit| denial_before(lower, hit.start())),
-                ),
-                None => {
-                    for fragment in rule.text.iter().take(1).chain(rule.text_any) {
-                        starts.extend(
-                            memchr::memmem::find_iter(lower.as_bytes(), fragment.as_bytes())
-                                .map(|at| denial_before(lower, at)),
-                        );
-                    }
-                }
-            }
-        }
-        !starts.is_empty() && starts.into_iter().all(|denied| denied)
-    }
-
-    /// For a rule of the generic layer with `text` fragments (`"model"`, `"not
-    /// found"`): whether one text says them together, the rest (and one of its
-    /// wordings) within [`NEAR`] bytes after the first ("Model gpt-x not found", not
-    /// "command not found" in one line and "model: gpt-x" in another).
-    fn said_together(&self, index: usize, facts: &Facts) -> bool {
-        let rule = self.rules[index];
-        let Some((first, rest)) = rule.text.split_first() else {
-            return true;
-        };
-        facts.lowercase_texts().iter().any(|lower| {
-            memchr::memmem::find_iter(lower.as_bytes(), first.as_bytes()).any(|at| {
-                let mut end = (at + first.len() + NEAR).min(lower.len());
-                while !lower.is_char_boundary(end) {
-                    end -= 1;
-                }
-                let window = &lower[at..end];
-                rest.iter().all(|fragment| window.contains(fragment))
-                    && self.wordings[index]
-                        .as_ref()
-                        .is_none_or(|wordings| wordings.is_match(window))
-            })
-        })
-    }
-
     /// The fragments found in the facts' texts, and the rules whose index key is
     /// present (their other conditions are checked after).
     fn candidates(
@@ -647,8 +553,7 @@ impl CompiledFamily {
             // Words any wrapper may print name a passing cause only where a passing
             // cause can be: no status, a stream, a 429 or a 5xx. A 400 "Too many
             // requests in batch" is the caller's mistake.
-            && (!rule.is_general()
-                || status.is_none_or(|status| matches!(status, 200 | 429 | 500..=599)))
+            && may_pass(rule, status)
             && rule
                 .transport
                 .is_none_or(|needed| transport == Some(needed))
@@ -659,12 +564,7 @@ impl CompiledFamily {
                 || self.rule_any_needles[index]
                     .iter()
                     .any(|id| found.contains(*id)))
-            && self.wordings[index].as_ref().is_none_or(|wordings| {
-                facts
-                    .lowercase_texts()
-                    .iter()
-                    .any(|lower| wordings.is_match(lower))
-            })
+            && (self.wordings[index].is_empty() || facts.scan().any(&self.wordings[index]))
             && rule.error_type.is_none_or(|needed| {
                 facts
                     .types
@@ -697,6 +597,126 @@ impl CompiledFamily {
                 Predicate::WindowRejected => facts.window_rejected,
                 Predicate::NoResponse => status.is_none(),
             })
+    }
+}
+
+/// Whether a [`Rule::general`] rule's words may name the cause at this status: only
+/// where a passing cause can be (no status, a stream, a 429 or a 5xx). A 400 "Too many
+/// requests in batch" is the caller's mistake.
+fn may_pass(rule: &Rule, status: Option<u16>) -> bool {
+    !rule.is_general() || status.is_none_or(|status| matches!(status, 200 | 429 | 500..=599))
+}
+
+/// The generic layer's reading (`rules/words.rs`): of the meanings that hold, in table
+/// order, a hard one before a transient one; an outside one beside another class is a
+/// conflict (low confidence), else what it means at medium confidence.
+fn read_words(words: &[WordsRule], facts: &Facts, status: Option<u16>) -> Option<Verdict> {
+    let scan = facts.scan();
+    let mut holding: Vec<&'static Rule> = words
+        .iter()
+        .filter(|words| words.holds(facts, scan, status))
+        .map(|words| words.rule)
+        .collect();
+    // A meaning marked to outrank (a quota per minute is throttling) decides.
+    if holding.iter().any(|rule| rule.outranks) {
+        holding.retain(|rule| rule.outranks);
+    }
+    let first_of = |class: Class| holding.iter().find(|rule| rule.code.class() == class);
+    let outside = first_of(Class::Outside);
+    let winner = outside
+        .or_else(|| first_of(Class::Hard))
+        .or_else(|| first_of(Class::Transient))?;
+    let conflicting: Vec<&'static str> = match outside {
+        Some(_) => holding
+            .iter()
+            .filter(|rule| rule.code.class() != Class::Outside)
+            .map(|rule| rule.id)
+            .collect(),
+        None => Vec::new(),
+    };
+    Some(Verdict {
+        rule: winner,
+        confidence: if conflicting.is_empty() {
+            Confidence::Medium
+        } else {
+            Confidence::Low
+        },
+        conflicting,
+        hints: Vec::new(),
+    })
+}
+
+impl WordsRule {
+    fn compile(rule: &'static Rule) -> Self {
+        assert!(
+            crate::scan::words_only(rule),
+            "{}: a generic-layer rule names only words",
+            rule.id
+        );
+        let text = WORDINGS.ids(rule.text);
+        let says = WORDINGS.ids(rule.says);
+        // With exact wordings, `text_any` holds the short words they share: a wording
+        // found holds one of them.
+        let any = if says.is_empty() {
+            WORDINGS.ids(rule.text_any)
+        } else {
+            Vec::new()
+        };
+        let stated = if says.is_empty() {
+            WordingSet::of(&text.iter().take(1).chain(&any).copied().collect::<Vec<_>>())
+        } else {
+            WordingSet::of(&says)
+        };
+        Self {
+            rule,
+            text,
+            any,
+            says_set: WordingSet::of(&says),
+            says,
+            stated,
+        }
+    }
+
+    /// Whether its words are found, said together, and not all denied.
+    fn holds(&self, facts: &Facts, scan: &Scan, status: Option<u16>) -> bool {
+        may_pass(self.rule, status)
+            && self.text.iter().all(|id| scan.found(*id))
+            && (self.any.is_empty() || scan.any(&self.any))
+            && (self.says.is_empty() || scan.any(&self.says))
+            && self.said_together(facts, scan)
+            && !self.denied(facts, scan)
+    }
+
+    /// Whether every wording that states its meaning is denied ("not your usage
+    /// limit"): the words name what the failure is not.
+    fn denied(&self, facts: &Facts, scan: &Scan) -> bool {
+        let texts = facts.lowercase_texts();
+        let mut stated = scan.hits_of(&self.stated).peekable();
+        stated.peek().is_some()
+            && stated.all(|hit| denial_before(&texts[usize::from(hit.text)], hit.start as usize))
+    }
+
+    /// For a rule with `text` fragments (`"model"`, `"not found"`): whether one text
+    /// says them together, the rest (and one of its wordings) within [`NEAR`] bytes
+    /// after the first ("Model gpt-x not found", not "command not found" in one line
+    /// and "model: gpt-x" in another).
+    fn said_together(&self, facts: &Facts, scan: &Scan) -> bool {
+        let Some((first, rest)) = self.text.split_first() else {
+            return true;
+        };
+        let texts = facts.lowercase_texts();
+        scan.hits(*first).any(|hit| {
+            let lower = &texts[usize::from(hit.text)];
+            let mut end = (hit.end as usize + NEAR).min(lower.len());
+            while !lower.is_char_boundary(end) {
+                end -= 1;
+            }
+            let within = |other: &Hit| {
+                other.text == hit.text && other.start >= hit.start && other.end as usize <= end
+            };
+            rest.iter().all(|id| scan.hits(*id).any(within))
+                && (self.says.is_empty() || scan.hits_of(&self.says_set).any(within))
+        })
     }
 }
 
@@ -949,6 +969,8 @@ mod tests {
     /// the same searcher group (a family's own tables, or the generic table) is hidden
     /// where the longer one occurs, and a fragment in both groups would be searched in
     /// the family's group only. Both are refused.
+    /// (The generic layer's words and every `says` wording are found by the one pass
+    /// (`scan`), which reports every occurrence.)
     #[test]
     fn no_fragment_hides_another() {
         let fragments = |tables: &[&'static [crate::rules::Rule]]| -> Vec<&'static str> {
@@ -980,15 +1002,6 @@ mod tests {
             }
             for shared in own.iter().filter(|fragment| generic.contains(fragment)) {
                 hidden.insert(format!("{family:?}: \"{shared}\" is in both groups"));
-            }
-        }
-        // The generic layer is searched on its own.
-        let words = fragments(&[crate::rules::WORDS]);
-        for short in &words {
-            for long in &words {
-                if short != long && long.contains(short) {
-                    hidden.insert(format!("words: \"{short}\" is inside \"{long}\""));
-                }
             }
         }
         assert!(hidden.is_empty(), "{hidden:#?}");

@@ -61,6 +61,8 @@ pub(crate) struct Facts<'a> {
     /// Per text of [`Facts::texts`]: its white space collapsed, when it had runs to
     /// collapse.
     collapsed_texts: OnceCell<SmallVec<[Option<String>; 2]>>,
+    /// The wordings [`Facts::lowercase_texts`] hold, found on first use.
+    scan: OnceCell<crate::scan::Scan>,
 }
 
 /// An OpenRouter upstream error.
@@ -163,6 +165,12 @@ impl<'a> Facts<'a> {
     pub fn lowercase_texts(&self) -> &[String] {
         self.lowercase_texts
             .get_or_init(|| self.plain_texts().map(str::to_ascii_lowercase).collect())
+    }
+
+    /// Every wording of the one pass (`scan`) these texts hold, found once.
+    pub fn scan(&self) -> &crate::scan::Scan {
+        self.scan
+            .get_or_init(|| crate::scan::WORDINGS.scan(self.lowercase_texts()))
     }
 
     fn read_body(&mut self, body: &'a str, quoted_status: &mut Option<u16>, depth: u8) {
@@ -490,6 +498,7 @@ impl<'a> Facts<'a> {
             upstream: self.upstream,
             lowercase_texts: OnceCell::new(),
             collapsed_texts: OnceCell::new(),
+            scan: OnceCell::new(),
         }
     }
 }

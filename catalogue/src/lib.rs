@@ -47,6 +47,7 @@ mod output;
 mod redact;
 mod rule_set;
 mod rules;
+mod scan;
 mod stream;
 mod time;
 mod wall_clock;

@@ -1,0 +1,192 @@
+//! One pass over an error's texts for every wording the catalogue reads words by: the
+//! [`Rule::says`] wordings of every table and the generic layer's fragments
+//! (`rules/words.rs`). Each occurrence is kept with its place, so whether a rule's
+//! wordings are found, whether its fragments are said together, and whether they are
+//! denied are all read from the one pass, however many rules ask. (A family's own
+//! fragments are searched apart, by small searchers with a SIMD prefilter: one
+//! automaton for every fragment of every table is too large to stay in cache.)
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+
+use crate::family::Family;
+use crate::rules::{Rule, WORDS, tables_for};
+
+/// The most wordings the pass holds (the size of [`Scan`]'s set of those found).
+const MAX_WORDINGS: usize = 64 * 32;
+
+/// The wordings and their searcher, built once.
+pub(crate) struct Wordings {
+    searcher: AhoCorasick,
+    ids: HashMap<&'static str, u16>,
+}
+
+/// Every wording, each once.
+pub(crate) static WORDINGS: LazyLock<Wordings> = LazyLock::new(Wordings::build);
+
+impl Wordings {
+    fn build() -> Self {
+        let rules = Family::ALL
+            .into_iter()
+            .flat_map(tables_for)
+            .chain([WORDS])
+            .flatten();
+        let mut patterns: Vec<&'static str> = Vec::new();
+        let mut ids: HashMap<&'static str, u16> = HashMap::new();
+        let mut add = |pattern: &'static str| {
+            ids.entry(pattern).or_insert_with(|| {
+                patterns.push(pattern);
+                (patterns.len() - 1) as u16
+            });
+        };
+        for rule in rules {
+            rule.says.iter().copied().for_each(&mut add);
+        }
+        for rule in WORDS {
+            rule.text
+                .iter()
+                .chain(rule.text_any)
+                .copied()
+                .for_each(&mut add);
+        }
+        assert!(patterns.len() <= MAX_WORDINGS, "too many wordings");
+        // Every occurrence of every wording, in one pass: a DFA, searched overlapping
+        // (a wording inside a longer one is found too).
+        let searcher = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&patterns)
+            .expect("wordings are valid patterns");
+        Self { searcher, ids }
+    }
+
+    /// The id of a wording the pass looks for.
+    pub fn id(&self, wording: &str) -> u16 {
+        *self
+            .ids
+            .get(wording)
+            .expect("every says wording and generic-layer fragment is in the pass")
+    }
+
+    /// The ids of these wordings.
+    pub fn ids(&self, wordings: &[&'static str]) -> Vec<u16> {
+        wordings.iter().map(|wording| self.id(wording)).collect()
+    }
+
+    /// Every wording found in `texts` (lowercased), with its place.
+    pub fn scan(&self, texts: &[String]) -> Scan {
+        let mut scan = Scan::default();
+        for (text, lower) in texts.iter().enumerate() {
+            for hit in self.searcher.find_overlapping_iter(lower.as_str()) {
+                let pattern = hit.pattern().as_usize();
+                scan.found[pattern / 64] |= 1 << (pattern % 64);
+                scan.hits.push(Hit {
+                    pattern: pattern as u16,
+                    text: text as u16,
+                    start: hit.start() as u32,
+                    end: hit.end() as u32,
+                });
+            }
+        }
+        scan
+    }
+}
+
+/// Where one wording occurs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hit {
+    pub pattern: u16,
+    /// The index of the text, in [`crate::facts::Facts::lowercase_texts`] order.
+    pub text: u16,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// The wordings one error's texts hold.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    found: [u64; MAX_WORDINGS / 64],
+    hits: Vec<Hit>,
+}
+
+impl Scan {
+    /// Whether the wording with this id occurs.
+    pub fn found(&self, id: u16) -> bool {
+        let id = usize::from(id);
+        self.found[id / 64] & (1 << (id % 64)) != 0
+    }
+
+    /// Whether one of these wordings occurs.
+    pub fn any(&self, ids: &[u16]) -> bool {
+        ids.iter().any(|id| self.found(*id))
+    }
+
+    /// Every occurrence of the wording with this id.
+    pub fn hits(&self, id: u16) -> impl Iterator<Item = &Hit> {
+        self.hits.iter().filter(move |hit| hit.pattern == id)
+    }
+
+    /// Every occurrence of these wordings.
+    pub fn hits_of<'s>(&'s self, ids: &'s WordingSet) -> impl Iterator<Item = &'s Hit> {
+        self.hits.iter().filter(|hit| ids.contains(hit.pattern))
+    }
+}
+
+/// A set of wordings, by id.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WordingSet([u64; MAX_WORDINGS / 64]);
+
+impl WordingSet {
+    /// The set of these ids.
+    pub fn of(ids: &[u16]) -> Self {
+        let mut set = Self::default();
+        for id in ids {
+            let id = usize::from(*id);
+            set.0[id / 64] |= 1 << (id % 64);
+        }
+        set
+    }
+
+    /// Whether the wording with this id is in the set.
+    pub fn contains(&self, id: u16) -> bool {
+        let id = usize::from(id);
+        self.0[id / 64] & (1 << (id % 64)) != 0
+    }
+}
+
+/// Whether this rule's conditions can all be read from the pass: the generic layer's
+/// rules name only words (their class's status check aside).
+pub(crate) fn words_only(rule: &Rule) -> bool {
+    rule.status.is_none()
+        && rule.error_type.is_none()
+        && rule.error_code.is_none()
+        && rule.transport.is_none()
+        && rule.quota.is_none()
+        && rule.predicate.is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WORDINGS;
+
+    /// The one pass finds every occurrence: a wording inside a longer one, and two that
+    /// overlap, are both found, each with its place.
+    #[test]
+    fn the_one_pass_finds_wordings_inside_and_across_others() {
+        let texts = [
+            "ok".to_owned(),
+            "your balance is insufficient balance".to_owned(),
+        ];
+        let scan = WORDINGS.scan(&texts);
+        for wording in ["balance", "balance is insufficient", "insufficient balance"] {
+            assert!(scan.found(WORDINGS.id(wording)), "{wording}");
+        }
+        let places: Vec<(u16, u32)> = scan
+            .hits(WORDINGS.id("balance"))
+            .map(|hit| (hit.text, hit.start))
+            .collect();
+        assert_eq!(places, [(1, 5), (1, 29)]);
+    }
+}
