@@ -26,32 +26,39 @@ pub(crate) const RULES: &[Rule] = &[
     // Hard: money, quotas, plans, keys, models.
     rule("words.credits", InsufficientCredits)
         .says(&["balance", "credit", "recharge", "top up", "top-up", "payment", "billing", "arrear", "overdue",
-                "past due", "funds", "subscription", "余额", "欠费", "充值", "到期"], &[
+                "past due", "funds", "subscription", "invoice", "quota", "余额", "欠费", "充值", "到期", "额度不足"], &[
             "insufficient balance", "insufficient account balance", "insufficient_balance", "balance is insufficient",
             "balance is not enough", "not enough balance", "balance is too low", "balance too low", "low balance",
             "negative balance", "balance is negative", "balance is empty", "zero balance", "no balance",
             "balance has been exhausted", "balance exhausted", "balance has run out",
-            "out of credit", "no credit", "insufficient credit", "not enough credit", "credit balance",
+            "not_enough_balance", "balance_not_enough", "low_balance", "balance not enough",
+            "out of credit", "no credits left", "no credit left", "no credits remaining", "no remaining credit",
+            "have no credit", "has no credit", "no credits available", "insufficient credit", "not enough credit",
+            "credit balance", "free credits", "purchase credits", "buy credits", "doesn't have any credits",
+            "does not have any credits", "don't have any credits", "do not have any credits", "without credits",
             "credits exhausted", "credits have been exhausted", "credits are exhausted", "ran out of credit",
             "run out of credit", "purchase more credit", "buy more credit", "add more credit", "add credit",
             "credit limit", "credits have run out",
             "recharge", "top up", "top-up",
             "payment required", "payment_required", "payment is required", "requires payment", 
             "payment overdue", "payment failed", "no payment method", "add a payment method to continue",
+            "update your payment", "outstanding invoice",
+            "unpaid invoice", "overdue invoice", "invoice is overdue",
+            "quota is not enough", "quota not enough", "not enough quota", "remain quota", "remaining quota is",
             "subscription has expired", "subscription expired", "subscription is inactive",
             "subscription has been canceled", "subscription has been cancelled",
             "billing hard limit", "billing details", "billing issue", "billing limit", "billing account",
             "billing is not enabled", "billing not enabled", "billing has been disabled",
             "arrear", "overdue", "past due", "insufficient funds", "insufficient_funds",
-            "余额不足", "余额已用完", "欠费", "充值", "套餐已到期", "已到期",
+            "余额不足", "余额已用完", "欠费", "充值", "套餐已到期", "已到期", "额度不足",
         ]),
     rule("words.usage_window", UsageLimited)
         .says(&["usage", "plan", "hit your", "reached your", "will reset", "to reset", "hour limit", "weekly",
-                "session limit", "上限"], &[
+                "session limit", "上限", "每周"], &[
             "usage limit", "usage window", "usage cap", "plan limit", "plan's limit", "limit for your plan",
             "limits of your plan", "hit your limit", "hit your usage", "reached your limit", "reached your usage",
             "limit will reset", "limit to reset", "hour limit", "weekly", "session limit", "使用上限",
-            "用量上限",
+            "用量上限", "每周",
         ]),
     // Google's RESOURCE_EXHAUSTED is its throttle, whatever the words beside it
     // ("You exceeded your current quota, please check your plan and billing
@@ -71,7 +78,8 @@ pub(crate) const RULES: &[Rule] = &[
         .outranks(),
     rule("words.quota", QuotaExhausted)
         .says(&["quota", "monthly", "daily", "per day", "per month", "free tier", "free-tier", "included",
-                "allowance", "tpd", "额度", "配额", "每日", "每月", "今日"], &[
+                "allowance", "tpd", "rpd", "month", "/day", "/ day", "today", "tomorrow", "trial", "spend", "inference limit",
+                "额度", "配额", "每日", "每月", "今日"], &[
             "quota exceeded", "exceeded your quota", "exceeded quota", "exceeded the quota", "quota has been exceeded",
             "quota is exceeded", "quota exhausted", "quota has been exhausted", "quota is exhausted", "out of quota",
             "quota reached", "reached your quota", "quota limit",
@@ -79,10 +87,16 @@ pub(crate) const RULES: &[Rule] = &[
             "monthly included", "monthly request", "monthly token", "daily limit", "daily quota", "daily request",
             "daily usage", "daily token", "per day", "per month", "free tier", "free-tier", "included usage",
             "included requests", "included credits", "allowance", "daily free", "tpd rate limit", "tpd limit",
-            "额度已用完", "额度已用尽", "额度不足", "额度已耗尽", "超出额度", "超过额度", "配额", "每日", "每月",
+            "(rpd)", "rpd limit", "/month", "/ month", "/day", "/ day", "a month", "this month", "for the month",
+            "for today", "today's limit", "today's quota", "return tomorrow", "come back tomorrow",
+            "try again tomorrow", "until tomorrow", "trial key", "trial limit", "trial quota", "spend limit",
+            "spending limit", "inference limit",
+            "额度已用完", "额度已用尽", "额度已耗尽", "超出额度", "超过额度", "配额", "每日", "每月",
             "今日",
         ]),
     rule("words.model_not_found", ModelUnavailable).text(&["model", "not found"]),
+    rule("words.deployment_not_found", ModelUnavailable).text(&["deployment", "not found"]),
+    rule("words.deployment_does_not_exist", ModelUnavailable).text(&["deployment", "does not exist"]),
     rule("words.model_does_not_exist", ModelUnavailable).text(&["model", "does not exist"]),
     rule("words.model_not_supported", ModelUnavailable).text(&["model", "not supported"]),
     rule("words.model_gone", ModelUnavailable)
@@ -103,16 +117,19 @@ pub(crate) const RULES: &[Rule] = &[
             "model is no longer supported", "no access to model", "not have access to the model",
             "not have access to model", "not have access to this model", "model access denied",
             "modelnotfound", "not found the model", "no models loaded", "failed to load model", "error loading model",
-            "could not load model", "unable to load model",
+            "could not load model", "unable to load model", "model has not been loaded", "model is not loaded",
+            "model not loaded", "no model loaded", "no model is loaded", "non-serverless model", "unable to access model",
+            "not a valid model", "invalid model id", "invalid model identifier",
             "not available in your region", "not supported in your region", "unsupported region",
             "unsupported_country_region_territory", "region is not supported", "region not supported",
-            "模型不存在", "模型已下线", "不支持该模型", "无权访问该模型", "无权访问模型", "模型不可用",
+            "模型不存在", "模型已下线", "不支持该模型", "无权访问该模型", "无权访问模型", "模型不可用", "模型未找到",
+            "不支持的模型", "模型不支持",
         ]),
     rule("words.auth", AuthFailed)
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
                 "permission", "access denied", "not authorized", "disabled", "suspended",
-                "deactivated", "banned", "restricted", "not valid", "鉴权", "认证", "无效", "过期", "禁用",
-                "权限", "封禁", "非法"], &[
+                "deactivated", "banned", "restricted", "not valid", "refresh", "not active", "inactive", "user",
+                "authoriz", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
             "invalid api key", "invalid api-key", "invalid api_key", "invalid_api_key", "invalid key",
             "invalid token", "invalid access token", "invalid authentication", "invalid credential",
             "invalid x-api-key", "invalid bearer", "invalid subscription key", "api key is invalid",
@@ -129,19 +146,32 @@ pub(crate) const RULES: &[Rule] = &[
             "key has been disabled", "key is disabled", "account suspended", "account has been suspended",
             "account is suspended", "suspended", "deactivated", "banned", "access restricted",
             "account restricted", "organization restricted", "restricted access",
+            "user is disabled", "user has been disabled", "user disabled", "disabled by team", "disabled by your admin",
+            "disabled by your organization", "disabled by the administrator", "account is not active",
+            "account is inactive", "account inactive", "organization is not active", "organization is inactive",
+            "invalid refresh token", "refresh token expired", "refresh token has expired", "refresh token is invalid",
+            "refresh token was already used", "refresh_token_reused", "token could not be refreshed",
+            "could not be refreshed", "token refresh failed", "failed to refresh token",
+            "authorization failed", "authorization required",
             "鉴权失败", "认证失败", "api key无效", "apikey无效", "令牌无效", "密钥无效", "key无效",
             "已过期", "已被禁用", "账号已禁用", "账户已禁用", "无权限", "没有权限", "权限不足", "封禁", "token非法",
-            "令牌非法", "key非法", "密钥非法",
+            "令牌非法", "key非法", "密钥非法", "无效的令牌", "无效的api", "无效的 api", "无效的密钥", "无效的key",
+            "身份验证失败", "未授权", "未经授权",
         ]),
     rule("words.credentials_missing", CredentialsMissing)
         .says(&["api key", "api_key", "apikey", "api-key", "credential", "logged in", "log in", "login",
                 "authorization header", "bearer", "no token", "token is missing", "missing token",
-                "token not provided", "token was not provided", "authenticat", "未收到", "未提供", "缺少"], &[
+                "token not provided", "token was not provided", "authenticat", "environment variable", "未收到",
+                "未提供", "缺少"], &[
             "no api key", "missing api key", "api key is missing", "api key missing", "api key not set",
             "api key is not set", "api key not found", "api key is required", "api key required",
             "api key not provided", "api key was not provided", "didn't provide an api key",
             "did not provide an api key", "api_key must be set", "api_key client option must be set",
             "no api_key", "missing api_key", "api_key is required", "apikey is required", "missing apikey",
+            "api_key not found", "api_key not set", "api_key is not set", "api key is empty", "api_key is empty",
+            "empty api key", "no api key provided", "api key is not configured", "api key not configured",
+            "set it as an environment variable", "environment variable is not set", "environment variable is missing",
+            "environment variable not set",
             "api-key header is missing", "missing api-key",
             "no credentials", "missing credential", "credentials not found", "could not find credential",
             "unable to locate credential", "could not load credential", "no auth credentials",
@@ -153,34 +183,54 @@ pub(crate) const RULES: &[Rule] = &[
             "缺少 api", "缺少authorization",
         ]),
     rule("words.unsupported_parameter", ProviderMisconfigured)
-        .says(&["unsupported", "unrecognized request argument", "unknown parameter", "unknown field"], &[
+        .says(&["unsupported", "unrecognized request argument", "unknown parameter", "unknown field", "support"], &[
             "unsupported parameter", "is unsupported", "unrecognized request argument", "unknown parameter",
-            "unknown field",
+            "unknown field", "unsupported value", "unsupported_value", "does not support tools", "does not support tool",
+            "does not support function", "does not support image", "does not support vision",
+            "does not support streaming", "does not support system", "does not support the parameter",
+            "tools are not supported", "tool use is not supported", "tool calling is not supported",
+            "function calling is not supported", "not supported by this model", "not supported for this model",
+        ]),
+    // The wrong API or endpoint for what was asked: an address, not a retry, fixes it.
+    rule("words.endpoint", ProviderMisconfigured)
+        .says(&["api", "endpoint", "url", "migrate", "route", "please use"], &[
+            "api was removed", "api has been removed", "api is deprecated", "api has been deprecated",
+            "endpoint was removed", "endpoint has been removed", "endpoint is deprecated", "endpoint has been deprecated",
+            "endpoint is no longer", "api is no longer", "is no longer supported. please use", "please migrate to",
+            "api instead", "endpoint instead", "unsupported endpoint", "unknown endpoint", "invalid endpoint",
+            "invalid url", "unknown url", "invalid base url", "no route matched", "no route for",
         ]),
 
     // Outside: the request itself.
     rule("words.context_length", ContextLengthExceeded)
-        .says(&["context", "too long", "length", "token limit", "max_seq_len", "n_ctx", "上下文", "长度", "过长"], &[
+        .says(&["context", "too long", "length", "token limit", "max_seq_len", "n_ctx", "inputs", "tokens",
+                "maximum number", "token count", "input", "上下文", "长度", "过长"], &[
             "context length", "context window", "context_length", "maximum context", "context size",
             "exceeds the context", "exceed the context", "context limit", "prompt is too long",
             "input is too long", "input too long", "maximum length", "max length", "input length",
             "length of prompt", "reduce the length", "max_seq_len", "model token limit", "n_ctx",
-            "上下文长度", "超过最大长度", "超出最大长度", "输入过长", "超出上下文", "超过上下文",
+            "`inputs` tokens", "`inputs` must have less than", "maximum number of tokens", "token count exceeds",
+            "too many input tokens", "input tokens exceed", "exceeds maximum input", "prompt too long",
+            "上下文长度", "超过最大长度", "超出最大长度", "输入过长", "超出上下文", "超过上下文", "最大长度",
+            "最大上下文",
         ]),
     rule("words.content", ContentFiltered)
-        .says(&["content", "moderation", "flagged", "safety", "inappropriate", "sensitive", "敏感", "审核",
-                "违规", "安全"], &[
+        .says(&["content", "moderation", "flagged", "safety", "inappropriate", "sensitive", "polic", "blocked",
+                "responsible ai", "敏感", "审核", "违规", "安全", "合规"], &[
             "content policy", "content filter", "content_filter", "content management policy",
             "content moderation", "moderation policy", "moderation system", "failed moderation",
             "was flagged", "flagged by", "flagged as", "safety system", "safety filter", "safety settings",
-            "blocked by safety", "inappropriate content", "sensitive content", "sensitive words",
+            "blocked by safety", "inappropriate content", "sensitive content", "sensitive words", "new_sensitive",
+            "input sensitive", "output sensitive", "usage policies", "usage policy", "content_policy",
+            "policy violation", "responsible ai", "prompt was blocked", "response was blocked", "for safety reasons",
+            "不合规",
             "敏感", "内容审核", "审核", "违规", "内容安全", "不安全",
         ]),
 
     // Transient: capacity, throttling, time, outages, connections.
     rule("words.capacity", Overloaded)
         .says(&["overload", "capacity", "high demand", "heavy load", "busy", "unavailable", "degraded",
-                "no instance", "no available", "loading", "繁忙", "过载",
+                "no instance", "no available", "loading", "saturated", "繁忙", "过载", "饱和",
                 "负载", "拥挤", "访问量"], &[
             "overload", "over capacity", "at capacity", "out of capacity", "no capacity", "insufficient capacity",
             "capacity exceeded", "high demand", "heavy load", "server is busy", "service is busy", "server busy",
@@ -188,31 +238,36 @@ pub(crate) const RULES: &[Rule] = &[
             "service is currently unavailable", "server is unavailable", "currently unavailable",
             "unavailable_error", "degraded", "no instances available", "no instance available",
             "no available instances", "no available capacity", "capacity temporarily exceeded",
-            "currently loading", "is loading", "loading model", "繁忙", "过载", "负载过高", "负载较高", "拥挤",
+            "currently loading", "is loading", "loading model", "saturated", "繁忙", "过载", "负载过高", "负载较高",
+            "拥挤", "饱和",
             "访问量过大",
         ]),
     rule("words.throttle", RateLimited)
         .text_any(&["rate limit", "rate-limit", "ratelimit", "rate_limit", "too many requests", "throttl",
                     "slow down", "requests per minute", "tokens per minute", "requests per second",
                     "per minute limit", "per second limit", "concurrency", "concurrent request",
-                    "too many concurrent", "too quickly", "频繁", "限流", "并发", "速率", "请求过多"])
+                    "too many concurrent", "too quickly", "requests per min", "tokens per min", "(rpm)", "(tpm)",
+                    "rpm limit", "tpm limit", "频繁", "限流", "并发", "速率", "请求过多"])
         .general(),
     rule("words.timeout", Timeout)
-        .text_any(&["timed out", "timeout", "time out", "deadline exceeded", "deadline_exceeded", "did not receive a response",
-                    "no response from", "超时"])
+        .text_any(&["timed out", "timeout", "time out", "time-out", "timedout", "deadline exceeded", "deadline_exceeded",
+                    "did not receive a response", "no response from", "超时"])
         .general(),
     rule("words.outage", ServerError)
-        .says(&["internal", "server error", "upstream", "bad gateway", "crash", "系统错误", "服务器错误", "内部错误",
-                "服务异常", "系统异常"], &[
+        .says(&["internal", "server error", "upstream", "bad gateway", "crash", "server had an error",
+                "processing your request", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常"], &[
             "internal error", "internal server error", "internal_server_error", "internal_error", "server error",
             "upstream error", "upstream request failed", "upstream connect", "upstream service",
-            "bad gateway", "has crashed", "crashed", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常",
+            "bad gateway", "has crashed", "crashed", "no healthy upstream", "server had an error",
+            "error occurred while processing your request", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常",
         ]),
     rule("words.connection", Network)
         .says(&["eof", "socket", "connect", "econn", "epipe", "broken pipe", "fetch failed", "terminated",
                 "premature", "network", "stream closed", "stream ended", "stream was reset", "stream interrupted",
                 "side closed", "peer closed", "incomplete chunked", "sending request", "reachable", "not running",
-                "not be running", "unexpected end", "连接"], &[
+                "not be running", "unexpected end", "enotfound", "eai_again", "getaddrinfo", "resolve", "name resolution",
+                "name or service", "lookup address", "unreach", "stream error", "protocol error", "decoding response",
+                "连接"], &[
             "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
             "connection error", "connection reset", "connection closed", "connection refused",
             "connection aborted", "connection lost", "connection was closed", "connection was reset",
@@ -224,7 +279,25 @@ pub(crate) const RULES: &[Rule] = &[
             "connection attempts failed", "unable to connect", "could not connect", "failed to connect",
             "cannot connect", "trouble connecting", "error sending request", "not reachable", "unreachable",
             "not running", "not be running", "unexpected end of json", "unexpected end of stream",
+            "enotfound", "eai_again", "getaddrinfo", "could not resolve host", "failed to resolve",
+            "temporary failure in name resolution", "name or service not known", "failed to lookup address",
+            "ehostunreach", "enetunreach", "stream error", "protocol error", "error decoding response body",
             "连接失败", "连接被重置", "连接中断", "连接断开",
         ])
         .general(),
+
+    // An abort because time ran out is a timeout, whatever word of cancelling
+    // surfaced it (`AbortError: The operation was aborted due to timeout`).
+    rule("words.aborted_by_timeout", Timeout)
+        .text_any(&["aborted due to timeout", "aborted because of timeout", "aborted due to a timeout"])
+        .outranks(),
+
+    // Outside: the caller, or something on its side, called the request off.
+    rule("words.cancelled", Cancelled)
+        .says(&["cancel", "abort"], &[
+            "context canceled", "context cancelled", "request was cancelled", "request was canceled",
+            "request cancelled", "request canceled", "cancelled by user", "canceled by user", "cancelled by the user",
+            "canceled by the user", "request was aborted", "request aborted", "operation was aborted",
+            "user aborted", "aborterror", "operation was canceled", "operation was cancelled",
+        ]),
 ];
