@@ -192,14 +192,21 @@ impl Catalogue {
                         Some(name) => format!("{name}: {message}"),
                         None => message.to_string(),
                     });
-                return self.finish(evidence, nested, verdict, cause, observed_at_ms);
+                return self.finish(
+                    evidence,
+                    upstream.family,
+                    nested,
+                    verdict,
+                    cause,
+                    observed_at_ms,
+                );
             }
         }
 
         let compiled = &self.families[family.index()];
         let verdict = compiled.decide(&facts, facts.status, transport);
         match self.with_words(&facts, facts.status, verdict) {
-            Some(verdict) => self.finish(evidence, &facts, verdict, None, observed_at_ms),
+            Some(verdict) => self.finish(evidence, family, &facts, verdict, None, observed_at_ms),
             None => CatalogueClassification {
                 classification: Classification::new(SemanticCode::Unknown, Confidence::High),
                 rule: UNKNOWN_RULE,
@@ -225,6 +232,7 @@ impl Catalogue {
         family: Option<Verdict>,
     ) -> Option<Verdict> {
         if let Some(verdict) = &family
+            && !verdict.rule.loose
             && (verdict.confidence == Confidence::Low
                 || verdict.rule.rank() > WORDS_MAY_OVERRULE
                 || !is_generic(verdict.rule))
@@ -243,7 +251,9 @@ impl Catalogue {
             Class::Outside => 2,
         };
         let (said, read) = (verdict.rule.code, words.rule.code);
-        let overrule = if said.class() == read.class() {
+        let overrule = if verdict.rule.loose {
+            read.class() != Class::Transient
+        } else if said.class() == read.class() {
             said != read && verdict.rule.rank() == 1
         } else {
             gravity(read.class()) > gravity(said.class())
@@ -254,6 +264,7 @@ impl Catalogue {
     fn finish(
         &self,
         evidence: &Evidence,
+        family: Family,
         facts: &Facts,
         verdict: Verdict,
         cause: Option<String>,
@@ -264,9 +275,11 @@ impl Catalogue {
             code,
             SemanticCode::RateLimited | SemanticCode::QuotaExhausted | SemanticCode::UsageLimited
         );
+        // The zone the evidence names, else the one the family prints its times in.
         let time_zone = evidence
             .time_zone
             .as_deref()
+            .or(family.default_time_zone())
             .and_then(crate::wall_clock::time_zone);
         let hint = select_hint(&HintInputs {
             headers: &evidence.headers,

@@ -259,6 +259,23 @@ impl<'a> Facts<'a> {
         if let Some(detail) = wire.detail.0.take() {
             self.messages.push(detail);
         }
+        if let Some(title) = wire.title.0.take() {
+            self.messages.push(title);
+        }
+        if let Some(status) = wire.base_resp.take()
+            && status.failed()
+        {
+            self.read_code(status.status_code.0, quoted_status);
+            if let Some(message) = status.status_msg.0 {
+                self.messages.push(message);
+            }
+        }
+        for item in std::mem::take(&mut wire.errors.0) {
+            self.read_code(item.code.0, quoted_status);
+            if let Some(message) = item.message.0 {
+                self.messages.push(message);
+            }
+        }
         if let Some(resets_at) = wire.resets_at.0.take() {
             self.resets_at = Some(resets_at);
         }

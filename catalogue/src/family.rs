@@ -42,13 +42,39 @@ pub enum Family {
     Codex,
     /// The Gemini CLI.
     GeminiCli,
+    /// Moonshot's API and Kimi Code.
+    Moonshot,
+    /// Zhipu's GLM API (BigModel, Z.ai).
+    Zhipu,
+    /// Alibaba's DashScope (Qwen, Model Studio, Bailian).
+    Dashscope,
+    /// SiliconFlow.
+    Siliconflow,
+    /// Nvidia NIM (build.nvidia.com's API).
+    NvidiaNim,
+    /// Hugging Face Inference Providers.
+    Huggingface,
+    /// Perplexity's API.
+    Perplexity,
+    /// Cerebras's API.
+    Cerebras,
+    /// Cloudflare Workers AI and AI Gateway.
+    Cloudflare,
+    /// GitHub Copilot (chat and CLI).
+    GithubCopilot,
+    /// Cursor (the editor and `cursor-agent`).
+    Cursor,
+    /// opencode.
+    Opencode,
+    /// Goose.
+    Goose,
     /// Anything else: only bare statuses and transport failures are recognized.
     Other,
 }
 
 impl Family {
     /// Every family, in declaration order.
-    pub const ALL: [Family; 16] = [
+    pub const ALL: [Family; 29] = [
         Self::Anthropic,
         Self::Openai,
         Self::AzureOpenai,
@@ -64,6 +90,19 @@ impl Family {
         Self::ClaudeCode,
         Self::Codex,
         Self::GeminiCli,
+        Self::Moonshot,
+        Self::Zhipu,
+        Self::Dashscope,
+        Self::Siliconflow,
+        Self::NvidiaNim,
+        Self::Huggingface,
+        Self::Perplexity,
+        Self::Cerebras,
+        Self::Cloudflare,
+        Self::GithubCopilot,
+        Self::Cursor,
+        Self::Opencode,
+        Self::Goose,
         Self::Other,
     ];
 
@@ -102,6 +141,21 @@ impl Family {
             "claude_code" | "claude" | "claudecode" => Self::ClaudeCode,
             "codex" | "codex_cli" => Self::Codex,
             "gemini_cli" | "geminicli" => Self::GeminiCli,
+            "moonshot" | "moonshotai" | "moonshot_ai" | "kimi" | "kimi_code" => Self::Moonshot,
+            "zhipu" | "zhipuai" | "glm" | "bigmodel" | "zai" | "z_ai" => Self::Zhipu,
+            "dashscope" | "qwen" | "alibaba" | "aliyun" | "bailian" | "model_studio" => {
+                Self::Dashscope
+            }
+            "siliconflow" | "silicon_flow" => Self::Siliconflow,
+            "nvidia_nim" | "nvidia" | "nim" => Self::NvidiaNim,
+            "huggingface" | "hugging_face" | "hf" => Self::Huggingface,
+            "perplexity" => Self::Perplexity,
+            "cerebras" => Self::Cerebras,
+            "cloudflare" | "workers_ai" | "cloudflare_ai_gateway" => Self::Cloudflare,
+            "github_copilot" | "copilot" | "copilot_cli" => Self::GithubCopilot,
+            "cursor" | "cursor_agent" => Self::Cursor,
+            "opencode" => Self::Opencode,
+            "goose" => Self::Goose,
             _ => Self::Other,
         }
     }
@@ -134,6 +188,16 @@ impl Family {
             Self::Groq
         } else if name.contains("deepseek") {
             Self::Deepseek
+        } else if name.contains("moonshot") {
+            Self::Moonshot
+        } else if name.contains("z.ai") || name.contains("zhipu") {
+            Self::Zhipu
+        } else if name.contains("alibaba") {
+            Self::Dashscope
+        } else if name.contains("siliconflow") {
+            Self::Siliconflow
+        } else if name.contains("cerebras") {
+            Self::Cerebras
         } else {
             Self::OpenaiCompatible
         }
@@ -157,7 +221,38 @@ impl Family {
             Self::ClaudeCode => "claude_code",
             Self::Codex => "codex",
             Self::GeminiCli => "gemini_cli",
+            Self::Moonshot => "moonshot",
+            Self::Zhipu => "zhipu",
+            Self::Dashscope => "dashscope",
+            Self::Siliconflow => "siliconflow",
+            Self::NvidiaNim => "nvidia_nim",
+            Self::Huggingface => "huggingface",
+            Self::Perplexity => "perplexity",
+            Self::Cerebras => "cerebras",
+            Self::Cloudflare => "cloudflare",
+            Self::GithubCopilot => "github_copilot",
+            Self::Cursor => "cursor",
+            Self::Opencode => "opencode",
+            Self::Goose => "goose",
             Self::Other => "other",
+        }
+    }
+
+    /// The zone a wall-clock time this family prints without one is in: China Standard
+    /// Time for the providers in China, none for the rest (the evidence's `time_zone`
+    /// decides first).
+    ///
+    /// ```
+    /// use catalogue::Family;
+    /// assert_eq!(Family::Zhipu.default_time_zone(), Some("Asia/Shanghai"));
+    /// assert_eq!(Family::Openai.default_time_zone(), None);
+    /// ```
+    pub fn default_time_zone(self) -> Option<&'static str> {
+        match self {
+            Self::Moonshot | Self::Zhipu | Self::Dashscope | Self::Siliconflow => {
+                Some("Asia/Shanghai")
+            }
+            _ => None,
         }
     }
 
@@ -170,6 +265,16 @@ impl Family {
 #[cfg(test)]
 mod tests {
     use super::Family;
+
+    /// Every family a provider can be set up with has its own rules here.
+    #[test]
+    fn every_provider_family_reads_as_its_own() {
+        for family in policy::ProviderFamily::ALL {
+            let read = Family::from_provider(family.as_str());
+            assert_ne!(read, Family::Other, "{}", family.as_str());
+            assert_eq!(read.as_str(), family.as_str());
+        }
+    }
 
     #[test]
     fn every_family_reads_its_own_name() {

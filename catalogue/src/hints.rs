@@ -544,6 +544,8 @@ static WALL_CLOCK: LazyLock<Vec<(Finder<'static>, bool)>> = LazyLock::new(|| {
         ("resets ", false),
         ("try again at ", true),
         ("regain access on ", true),
+        // Zhipu: "您的限额将在 2026-08-25 07:41:44 重置" (will reset at ...).
+        ("将在", false),
     ]
     .into_iter()
     .map(|(phrase, promises_a_time)| (Finder::new(phrase), promises_a_time))

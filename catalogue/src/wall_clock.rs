@@ -262,7 +262,9 @@ impl<'t> Words<'t> {
     fn peek(&self) -> &'t str {
         let end = self
             .rest
-            .find(|c: char| c.is_whitespace() || c == ',')
+            // A bracket or a quote closes the statement ("reset at 2026-07-14
+            // 07:49:08]", a JSON string's end).
+            .find(|c: char| c.is_whitespace() || matches!(c, ',' | ']' | '"' | '\u{3002}'))
             .unwrap_or(self.rest.len());
         &self.rest[..end]
     }

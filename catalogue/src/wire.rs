@@ -35,6 +35,16 @@ pub(crate) struct WireBody<'a> {
     pub code: Scalar<'a>,
     #[serde(default, borrow)]
     pub detail: Scalar<'a>,
+    /// An RFC 7807 problem's title (Nvidia NIM: `{"status":429,"title":"Too Many
+    /// Requests"}`).
+    #[serde(default, borrow)]
+    pub title: Scalar<'a>,
+    /// MiniMax: `"base_resp":{"status_code":2049,"status_msg":"invalid api key"}`.
+    #[serde(default, borrow)]
+    pub base_resp: Option<WireBaseResp<'a>>,
+    /// Cloudflare's v4 envelope: `"errors":[{"code":3036,"message":"..."}]`.
+    #[serde(default, borrow)]
+    pub errors: Details<'a>,
     #[serde(default, borrow)]
     pub response: Option<WireResponse<'a>>,
     #[serde(default, borrow)]
@@ -56,6 +66,25 @@ pub(crate) struct WireBody<'a> {
 }
 
 /// The Responses API's `response` object inside a `response.failed` event.
+/// MiniMax's status object; `status_code` 0 is success.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct WireBaseResp<'a> {
+    #[serde(default, borrow)]
+    pub status_code: Scalar<'a>,
+    #[serde(default, borrow)]
+    pub status_msg: Scalar<'a>,
+}
+
+impl WireBaseResp<'_> {
+    /// Whether it reports a failure.
+    pub fn failed(&self) -> bool {
+        self.status_code
+            .0
+            .as_deref()
+            .is_some_and(|code| code != "0")
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct WireResponse<'a> {
     #[serde(default, borrow)]
@@ -119,6 +148,12 @@ pub(crate) struct WireDetail<'a> {
     pub reason: Scalar<'a>,
     #[serde(default, borrow)]
     pub error_code: Scalar<'a>,
+    /// An item of Cloudflare's `errors`: its numeric code.
+    #[serde(default, borrow)]
+    pub code: Scalar<'a>,
+    /// An item of Cloudflare's `errors`: its message.
+    #[serde(default, borrow)]
+    pub message: Scalar<'a>,
 }
 
 /// One `QuotaFailure` violation.
@@ -506,6 +541,9 @@ impl WireBody<'_> {
             || self.aws_type.0.is_some()
             || self.name.0.is_some()
             || self.detail.0.is_some()
+            || self.title.0.is_some()
+            || self.base_resp.as_ref().is_some_and(WireBaseResp::failed)
+            || !self.errors.0.is_empty()
             || self
                 .response
                 .as_ref()

@@ -111,11 +111,37 @@ pub enum ProviderFamily {
     Codex,
     /// Google's Gemini CLI.
     GeminiCli,
+    /// Moonshot's API and Kimi Code.
+    Moonshot,
+    /// Zhipu's GLM API (BigModel, Z.ai).
+    Zhipu,
+    /// Alibaba's DashScope (Qwen, Model Studio).
+    Dashscope,
+    /// SiliconFlow.
+    Siliconflow,
+    /// Nvidia NIM.
+    NvidiaNim,
+    /// Hugging Face Inference Providers.
+    Huggingface,
+    /// Perplexity.
+    Perplexity,
+    /// Cerebras.
+    Cerebras,
+    /// Cloudflare Workers AI and AI Gateway.
+    Cloudflare,
+    /// GitHub Copilot's CLI (run by the generic CLI preset).
+    GithubCopilot,
+    /// Cursor's CLI, `cursor-agent` (run by the generic CLI preset).
+    Cursor,
+    /// opencode (run by the generic CLI preset).
+    Opencode,
+    /// Goose (run by the generic CLI preset).
+    Goose,
 }
 
 impl ProviderFamily {
     /// Every family, in the order forms list them.
-    pub const ALL: [ProviderFamily; 14] = [
+    pub const ALL: [ProviderFamily; 27] = [
         Self::Anthropic,
         Self::Openai,
         Self::AzureOpenai,
@@ -130,6 +156,19 @@ impl ProviderFamily {
         Self::ClaudeCode,
         Self::Codex,
         Self::GeminiCli,
+        Self::Moonshot,
+        Self::Zhipu,
+        Self::Dashscope,
+        Self::Siliconflow,
+        Self::NvidiaNim,
+        Self::Huggingface,
+        Self::Perplexity,
+        Self::Cerebras,
+        Self::Cloudflare,
+        Self::GithubCopilot,
+        Self::Cursor,
+        Self::Opencode,
+        Self::Goose,
     ];
 
     /// The snake_case name, as in JSON and in the catalogue's evidence.
@@ -149,6 +188,19 @@ impl ProviderFamily {
             Self::ClaudeCode => "claude_code",
             Self::Codex => "codex",
             Self::GeminiCli => "gemini_cli",
+            Self::Moonshot => "moonshot",
+            Self::Zhipu => "zhipu",
+            Self::Dashscope => "dashscope",
+            Self::Siliconflow => "siliconflow",
+            Self::NvidiaNim => "nvidia_nim",
+            Self::Huggingface => "huggingface",
+            Self::Perplexity => "perplexity",
+            Self::Cerebras => "cerebras",
+            Self::Cloudflare => "cloudflare",
+            Self::GithubCopilot => "github_copilot",
+            Self::Cursor => "cursor",
+            Self::Opencode => "opencode",
+            Self::Goose => "goose",
         }
     }
 }

@@ -13,6 +13,8 @@ pub(crate) const RULES: &[Rule] = &[
     // the `anthropic-ratelimit-unified-*-status: rejected` headers say whose limit.
     rule("anthropic.subscription_window_rejected", UsageLimited).when(Predicate::WindowRejected),
     rule("anthropic.credit_balance_too_low", InsufficientCredits).text(&["credit balance is too low"]),
+    // A daily cap, whatever the `rate_limit_error` type beside it says.
+    rule("anthropic.daily_rate_limit", QuotaExhausted).text(&["daily rate limit"]).outranks(),
     rule("anthropic.api_usage_limits", InsufficientCredits)
         .text(&["reached your specified api usage limits"])
         .hints(&[MessageHint::WallClock]),
@@ -32,5 +34,5 @@ pub(crate) const RULES: &[Rule] = &[
     rule("anthropic.not_found_error", ModelUnavailable).error_type("not_found_error"),
     rule("anthropic.billing_error", InsufficientCredits).error_type("billing_error"),
     rule("anthropic.request_too_large", InvalidRequest).error_type("request_too_large"),
-    rule("anthropic.invalid_request_error", InvalidRequest).error_type("invalid_request_error"),
+    rule("anthropic.invalid_request_error", InvalidRequest).error_type("invalid_request_error").loose(),
 ];

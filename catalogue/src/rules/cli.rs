@@ -56,3 +56,44 @@ pub(crate) const GEMINI_CLI: &[Rule] = &[
     // from Google, it is throttling.
     rule("gemini_cli.exceeded_current_quota", RateLimited).text(&["you exceeded your current quota"]),
 ];
+
+/// GitHub Copilot (VS Code chat, the Copilot CLI): `Server Error: ... Error Code:
+/// <code>`, or the model call's JSON. Source:
+/// <https://docs.github.com/en/copilot/concepts/rate-limits>.
+#[rustfmt::skip]
+pub(crate) const GITHUB_COPILOT: &[Rule] = &[
+    // The weekly window also says "Please wait 2 minutes": the code says whose limit.
+    rule("github_copilot.user_weekly_rate_limited", UsageLimited).text(&["user_weekly_rate_limited"]).outranks(),
+    rule("github_copilot.rate_limited", RateLimited).text(&["error code: rate_limited"]),
+    rule("github_copilot.no_authentication_information", CredentialsMissing).text(&["no authentication information found"]),
+    rule("github_copilot.model_not_supported", ModelUnavailable).error_code("model_not_supported"),
+];
+
+/// Cursor (the editor and `cursor-agent`): a title and a detail, or `ERROR_*` codes.
+/// Source: <https://docs.cursor.com/troubleshooting/common-issues>.
+#[rustfmt::skip]
+pub(crate) const CURSOR: &[Rule] = &[
+    rule("cursor.hit_your_usage_limit", UsageLimited).text(&["hit your usage limit"]),
+    rule("cursor.bad_model_name", ModelUnavailable).text(&["error_bad_model_name"]),
+    rule("cursor.not_with_your_plan", ModelUnavailable).text(&["does not work with your current plan"]),
+    rule("cursor.not_in_your_region", ModelUnavailable).text(&["doesn't serve your region"]),
+];
+
+/// opencode: the Vercel AI SDK's errors, and its own (`ProviderModelNotFoundError`,
+/// Zen's `CreditsError`). Source: <https://opencode.ai/docs/troubleshooting/>.
+#[rustfmt::skip]
+pub(crate) const OPENCODE: &[Rule] = &[
+    rule("opencode.provider_model_not_found", ModelUnavailable).text(&["providermodelnotfounderror"]),
+    rule("opencode.insufficient_balance", InsufficientCredits).text(&["insufficient balance"]),
+    rule("opencode.credits_error", InsufficientCredits).error_type("CreditsError"),
+];
+
+/// Goose: `Ran into this error: <ProviderError>`, and its retry and truncation logs.
+/// Source: <https://github.com/block/goose/blob/main/crates/goose/src/providers/errors.rs>.
+#[rustfmt::skip]
+pub(crate) const GOOSE: &[Rule] = &[
+    rule("goose.rate_limit_exceeded", RateLimited).text_any(&["ratelimitexceeded(", "rate limit exceeded:"]),
+    rule("goose.context_length_exceeded", ContextLengthExceeded).text(&["context length exceeded. truncation attempt"]),
+    rule("goose.authentication_failed", AuthFailed).text(&["authentication error: authentication failed"]),
+    rule("goose.error_sending_request", Network).text(&["execution error: error sending request"]),
+];

@@ -9,6 +9,8 @@ use super::{Rule, rule};
 #[rustfmt::skip]
 pub(crate) const OLLAMA: &[Rule] = &[
     rule("ollama.try_pulling", ModelUnavailable).text(&["try pulling it first"]),
+    // The model's manifest is not on disk: it was never pulled.
+    rule("ollama.manifest_missing", ModelUnavailable).text(&["/manifests/", "no such file or directory"]),
     rule("ollama.pull_manifest", ModelUnavailable).text(&["pull model manifest"]),
     rule("ollama.could_not_connect", Network).text(&["could not connect to ollama"]),
     rule("ollama.runner_terminated", ServerError).text(&["llama runner process has terminated"]),
@@ -24,6 +26,11 @@ pub(crate) const COMPATIBLE: &[Rule] = &[
     rule("compatible.context_size_exceeded", ContextLengthExceeded).text(&["context size has been exceeded"]),
     rule("compatible.exceeds_context_size", ContextLengthExceeded).text(&["exceeds the available context size"]),
     rule("compatible.loading_model", Overloaded).text(&["loading model"]),
+    // "Error loading model", "Failed to load the model": the load failed, it is not
+    // under way.
+    rule("compatible.failed_to_load_model", ModelUnavailable)
+        .says(&["error loading", "failed to load"], &["error loading model", "failed to load the model", "failed to load model"])
+        .outranks(),
     rule("compatible.exceed_context_size_error", ContextLengthExceeded).error_type("exceed_context_size_error"),
     rule("compatible.unavailable_error", Overloaded).error_type("unavailable_error"),
     rule("compatible.not_supported_error", ProviderMisconfigured).error_type("not_supported_error"),

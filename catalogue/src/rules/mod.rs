@@ -15,6 +15,7 @@ use crate::family::Family;
 
 mod anthropic;
 mod bedrock;
+mod china;
 mod cli;
 mod gemini;
 mod generic;
@@ -95,6 +96,8 @@ pub(crate) struct Rule {
     /// A rank its message fragments take instead of 6: see [`Rule::broad`] and
     /// [`Rule::general`].
     pub text_rank: Option<u8>,
+    /// Whether the generic layer may overrule it: see [`Rule::loose`].
+    pub loose: bool,
 }
 
 /// A rule with an id and a code and no conditions yet.
@@ -114,6 +117,7 @@ pub(crate) const fn rule(id: &'static str, code: SemanticCode) -> Rule {
         hints: &[],
         outranks: false,
         text_rank: None,
+        loose: false,
     }
 }
 
@@ -208,6 +212,15 @@ impl Rule {
         self
     }
 
+    /// Its error type is one providers and gateways give any failure they blame on the
+    /// request (`invalid_request_error` with "Model Not Exist", "account deactivated",
+    /// "Content Exists Risk"): the generic layer's words of a hard or outside meaning
+    /// overrule it; words of a passing one never do.
+    pub const fn loose(mut self) -> Self {
+        self.loose = true;
+        self
+    }
+
     /// Whether its fragments are [`Rule::general`] words.
     pub fn is_general(&self) -> bool {
         self.text_rank == Some(3)
@@ -253,6 +266,20 @@ pub(crate) fn tables_for(family: Family) -> Vec<&'static [Rule]> {
         Family::ClaudeCode => vec![cli::CLAUDE_CODE, anthropic::RULES],
         Family::Codex => vec![cli::CODEX, openai::RULES],
         Family::GeminiCli => vec![cli::GEMINI_CLI, gemini::RULES],
+        // Their own tables only: what they do not decide, the generic layer reads.
+        Family::Moonshot => vec![china::MOONSHOT],
+        Family::Zhipu => vec![china::ZHIPU],
+        Family::Dashscope => vec![china::DASHSCOPE],
+        Family::Siliconflow => vec![china::SILICONFLOW],
+        Family::NvidiaNim => vec![vendors::NVIDIA_NIM],
+        Family::Huggingface => vec![vendors::HUGGINGFACE],
+        Family::Perplexity => vec![vendors::PERPLEXITY],
+        Family::Cerebras => vec![vendors::CEREBRAS],
+        Family::Cloudflare => vec![vendors::CLOUDFLARE],
+        Family::GithubCopilot => vec![cli::GITHUB_COPILOT],
+        Family::Cursor => vec![cli::CURSOR],
+        Family::Opencode => vec![cli::OPENCODE],
+        Family::Goose => vec![cli::GOOSE],
         Family::Other => vec![],
     };
     tables.push(generic::RULES);
@@ -268,7 +295,7 @@ pub(crate) fn is_generic(rule: &Rule) -> bool {
 
 /// Every table, for checks over all rules.
 #[cfg(test)]
-pub(crate) fn all_tables() -> [&'static [Rule]; 17] {
+pub(crate) fn all_tables() -> [&'static [Rule]; 30] {
     [
         anthropic::RULES,
         openai::RULES,
@@ -284,6 +311,19 @@ pub(crate) fn all_tables() -> [&'static [Rule]; 17] {
         cli::CLAUDE_CODE,
         cli::CODEX,
         cli::GEMINI_CLI,
+        china::MOONSHOT,
+        china::ZHIPU,
+        china::DASHSCOPE,
+        china::SILICONFLOW,
+        vendors::NVIDIA_NIM,
+        vendors::HUGGINGFACE,
+        vendors::PERPLEXITY,
+        vendors::CEREBRAS,
+        vendors::CLOUDFLARE,
+        cli::GITHUB_COPILOT,
+        cli::CURSOR,
+        cli::OPENCODE,
+        cli::GOOSE,
         generic::RULES,
         words::RULES,
         &[],

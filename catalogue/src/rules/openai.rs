@@ -47,5 +47,5 @@ pub(crate) const RULES: &[Rule] = &[
     rule("openai.type.authentication_error", AuthFailed).error_type("authentication_error"),
     rule("openai.type.server_error", ServerError).error_type("server_error"),
     rule("openai.type.service_unavailable_error", Overloaded).error_type("service_unavailable_error"),
-    rule("openai.type.invalid_request_error", InvalidRequest).error_type("invalid_request_error"),
+    rule("openai.type.invalid_request_error", InvalidRequest).error_type("invalid_request_error").loose(),
 ];

@@ -1,5 +1,8 @@
-//! OpenAI-compatible vendors with errors of their own: Azure OpenAI, Mistral, Groq and
-//! DeepSeek. Their OpenAI-shaped errors fall through to the OpenAI table.
+//! Vendors with errors of their own. Azure OpenAI, Mistral, Groq and DeepSeek: their
+//! OpenAI-shaped errors fall through to the OpenAI table. Nvidia NIM, Hugging Face,
+//! Perplexity, Cerebras and Cloudflare: their own tables only, and the generic layer
+//! for the rest (the OpenAI table would read their `invalid_request_error` as the
+//! caller's mistake before the words say what it is).
 
 use policy::SemanticCode::*;
 
@@ -43,8 +46,54 @@ pub(crate) const GROQ: &[Rule] = &[
 #[rustfmt::skip]
 pub(crate) const DEEPSEEK: &[Rule] = &[
     rule("deepseek.insufficient_balance", InsufficientCredits).text(&["insufficient balance"]),
+    rule("deepseek.content_exists_risk", ContentFiltered).text(&["content exists risk"]),
     rule("deepseek.server_busy", Overloaded).text(&["server is busy"]),
     rule("deepseek.server_overloaded", Overloaded).text(&["server overloaded"]),
     rule("deepseek.authentication_fails", AuthFailed).text(&["authentication fails"]),
     rule("deepseek.invalid_parameters", InvalidRequest).status(422),
+];
+
+/// Nvidia NIM: RFC 7807 problem objects (`title`, `detail`). Source:
+/// <https://docs.api.nvidia.com/nim/reference/>.
+#[rustfmt::skip]
+pub(crate) const NVIDIA_NIM: &[Rule] = &[
+    rule("nvidia_nim.end_of_life", ModelUnavailable).text(&["has reached its end of life"]),
+    rule("nvidia_nim.authorization_failed", AuthFailed).status(403).text(&["authorization failed"]),
+];
+
+/// Hugging Face Inference Providers (the router). Source:
+/// <https://huggingface.co/docs/inference-providers/>.
+#[rustfmt::skip]
+pub(crate) const HUGGINGFACE: &[Rule] = &[
+    rule("huggingface.no_provider_enabled", ModelUnavailable).text(&["not supported by any provider you have enabled"]),
+    rule("huggingface.monthly_included_credits", QuotaExhausted).text(&["monthly included credits"]),
+    rule("huggingface.currently_loading", Overloaded).text(&["is currently loading"]),
+];
+
+/// Perplexity. Source: <https://docs.perplexity.ai/>.
+#[rustfmt::skip]
+pub(crate) const PERPLEXITY: &[Rule] = &[
+    rule("perplexity.permitted_models", ModelUnavailable).text(&["permitted models can be found"]),
+];
+
+/// Cerebras: a flat object whose `code` names the meaning; its per-minute and
+/// per-second limits are `request_quota_exceeded`, throttling whatever "quota" says.
+/// Source: <https://inference-docs.cerebras.ai/support/error>.
+#[rustfmt::skip]
+pub(crate) const CEREBRAS: &[Rule] = &[
+    rule("cerebras.request_quota_exceeded", RateLimited).error_code("request_quota_exceeded"),
+    rule("cerebras.payment_required", InsufficientCredits).error_code("payment_required"),
+    rule("cerebras.model_not_found", ModelUnavailable).error_code("model_not_found"),
+];
+
+/// Cloudflare Workers AI and AI Gateway: numeric codes in the v4 envelope's `errors`,
+/// or `<code>: <message>` from the Workers binding. Source:
+/// <https://developers.cloudflare.com/workers-ai/platform/errors/>.
+#[rustfmt::skip]
+pub(crate) const CLOUDFLARE: &[Rule] = &[
+    rule("cloudflare.daily_free_allocation", QuotaExhausted).text(&["daily free allocation"]),
+    rule("cloudflare.3040", Overloaded).text(&["3040: "]),
+    rule("cloudflare.3007", Timeout).error_code("3007"),
+    rule("cloudflare.3023", AuthFailed).error_code("3023"),
+    rule("cloudflare.10000", AuthFailed).error_code("10000"),
 ];

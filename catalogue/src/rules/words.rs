@@ -71,9 +71,9 @@ pub(crate) const RULES: &[Rule] = &[
     rule("words.quota_per_minute", RateLimited)
         .text(&["quota"])
         .says(&["requests per minute", "tokens per minute", "requests per second", "per minute limit",
-                "per second limit", "per_minute"], &[
+                "per second limit", "per_minute", "perminute", "per minute"], &[
             "requests per minute", "tokens per minute", "requests per second", "per minute limit",
-            "per second limit", "per_minute",
+            "per second limit", "per_minute", "perminute", "per minute",
         ])
         .outranks(),
     rule("words.quota", QuotaExhausted)
@@ -90,7 +90,7 @@ pub(crate) const RULES: &[Rule] = &[
             "(rpd)", "rpd limit", "/month", "/ month", "/day", "/ day", "a month", "this month", "for the month",
             "for today", "today's limit", "today's quota", "return tomorrow", "come back tomorrow",
             "try again tomorrow", "until tomorrow", "trial key", "trial limit", "trial quota", "spend limit",
-            "spending limit", "inference limit",
+            "spending limit", "inference limit", "daily rate limit",
             "额度已用完", "额度已用尽", "额度已耗尽", "超出额度", "超过额度", "配额", "每日", "每月",
             "今日",
         ]),
@@ -108,7 +108,7 @@ pub(crate) const RULES: &[Rule] = &[
             "requires a subscription",
         ]),
     rule("words.model", ModelUnavailable)
-        .says(&["model", "region", "模型"], &[
+        .says(&["model", "region", "endpoint", "模型"], &[
             "model_not_found", "no such model", "unknown model", "invalid model", "model is not available",
             "model not available", "model is not enabled", "model not enabled", "model_not_supported",
             "model_not_available", "unsupported model", "model is deprecated", "model has been deprecated",
@@ -119,7 +119,8 @@ pub(crate) const RULES: &[Rule] = &[
             "modelnotfound", "not found the model", "no models loaded", "failed to load model", "error loading model",
             "could not load model", "unable to load model", "model has not been loaded", "model is not loaded",
             "model not loaded", "no model loaded", "no model is loaded", "non-serverless model", "unable to access model",
-            "not a valid model", "invalid model id", "invalid model identifier",
+            "not a valid model", "invalid model id", "invalid model identifier", "model not exist", "model is unloaded",
+            "model unloaded", "dedicated endpoint", "endpoint that does not exist", "invalidendpoint",
             "not available in your region", "not supported in your region", "unsupported region",
             "unsupported_country_region_territory", "region is not supported", "region not supported",
             "模型不存在", "模型已下线", "不支持该模型", "无权访问该模型", "无权访问模型", "模型不可用", "模型未找到",
@@ -129,7 +130,7 @@ pub(crate) const RULES: &[Rule] = &[
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
                 "permission", "access denied", "not authorized", "disabled", "suspended",
                 "deactivated", "banned", "restricted", "not valid", "refresh", "not active", "inactive", "user",
-                "authoriz", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
+                "authoriz", "api keys", "oauth2", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
             "invalid api key", "invalid api-key", "invalid api_key", "invalid_api_key", "invalid key",
             "invalid token", "invalid access token", "invalid authentication", "invalid credential",
             "invalid x-api-key", "invalid bearer", "invalid subscription key", "api key is invalid",
@@ -152,7 +153,8 @@ pub(crate) const RULES: &[Rule] = &[
             "invalid refresh token", "refresh token expired", "refresh token has expired", "refresh token is invalid",
             "refresh token was already used", "refresh_token_reused", "token could not be refreshed",
             "could not be refreshed", "token refresh failed", "failed to refresh token",
-            "authorization failed", "authorization required",
+            "authorization failed", "authorization required", "api keys are not supported",
+            "expected oauth2 access token",
             "鉴权失败", "认证失败", "api key无效", "apikey无效", "令牌无效", "密钥无效", "key无效",
             "已过期", "已被禁用", "账号已禁用", "账户已禁用", "无权限", "没有权限", "权限不足", "封禁", "token非法",
             "令牌非法", "key非法", "密钥非法", "无效的令牌", "无效的api", "无效的 api", "无效的密钥", "无效的key",
@@ -161,7 +163,8 @@ pub(crate) const RULES: &[Rule] = &[
     rule("words.credentials_missing", CredentialsMissing)
         .says(&["api key", "api_key", "apikey", "api-key", "credential", "logged in", "log in", "login",
                 "authorization header", "bearer", "no token", "token is missing", "missing token",
-                "token not provided", "token was not provided", "authenticat", "environment variable", "未收到",
+                "token not provided", "token was not provided", "authenticat", "environment variable", "key is set",
+                "key is not set", "did not find", "未收到",
                 "未提供", "缺少"], &[
             "no api key", "missing api key", "api key is missing", "api key missing", "api key not set",
             "api key is not set", "api key not found", "api key is required", "api key required",
@@ -171,7 +174,8 @@ pub(crate) const RULES: &[Rule] = &[
             "api_key not found", "api_key not set", "api_key is not set", "api key is empty", "api_key is empty",
             "empty api key", "no api key provided", "api key is not configured", "api key not configured",
             "set it as an environment variable", "environment variable is not set", "environment variable is missing",
-            "environment variable not set",
+            "environment variable not set", "add an environment variable", "no key is set", "key is not set",
+            "did not find openai_api_key", "did not find anthropic_api_key",
             "api-key header is missing", "missing api-key",
             "no credentials", "missing credential", "credentials not found", "could not find credential",
             "unable to locate credential", "could not load credential", "no auth credentials",
@@ -193,12 +197,13 @@ pub(crate) const RULES: &[Rule] = &[
         ]),
     // The wrong API or endpoint for what was asked: an address, not a retry, fixes it.
     rule("words.endpoint", ProviderMisconfigured)
-        .says(&["api", "endpoint", "url", "migrate", "route", "please use"], &[
+        .says(&["api", "endpoint", "url", "migrate", "route", "please use", "api base"], &[
             "api was removed", "api has been removed", "api is deprecated", "api has been deprecated",
             "endpoint was removed", "endpoint has been removed", "endpoint is deprecated", "endpoint has been deprecated",
             "endpoint is no longer", "api is no longer", "is no longer supported. please use", "please migrate to",
             "api instead", "endpoint instead", "unsupported endpoint", "unknown endpoint", "invalid endpoint",
             "invalid url", "unknown url", "invalid base url", "no route matched", "no route for",
+            "verify your api base", "check your api base", "check your base url", "check the base url",
         ]),
 
     // Outside: the request itself.
@@ -225,6 +230,14 @@ pub(crate) const RULES: &[Rule] = &[
             "policy violation", "responsible ai", "prompt was blocked", "response was blocked", "for safety reasons",
             "不合规",
             "敏感", "内容审核", "审核", "违规", "内容安全", "不安全",
+        ]),
+
+    // The caller's input, when no more precise outside meaning is said.
+    rule("words.invalid_request", InvalidRequest)
+        .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "参数"], &[
+            "invalid params", "invalid parameter", "parameters specified in the request are not valid",
+            "parameter specified in the request", "json parse error", "cannot deserialize", "failed to deserialize",
+            "malformed json", "invalid json", "ids were found without tool_result", "参数非法", "参数错误", "参数无效",
         ]),
 
     // Transient: capacity, throttling, time, outages, connections.
@@ -267,6 +280,7 @@ pub(crate) const RULES: &[Rule] = &[
                 "side closed", "peer closed", "incomplete chunked", "sending request", "reachable", "not running",
                 "not be running", "unexpected end", "enotfound", "eai_again", "getaddrinfo", "resolve", "name resolution",
                 "name or service", "lookup address", "unreach", "stream error", "protocol error", "decoding response",
+                "reaching", "reach",
                 "连接"], &[
             "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
             "connection error", "connection reset", "connection closed", "connection refused",
@@ -282,6 +296,7 @@ pub(crate) const RULES: &[Rule] = &[
             "enotfound", "eai_again", "getaddrinfo", "could not resolve host", "failed to resolve",
             "temporary failure in name resolution", "name or service not known", "failed to lookup address",
             "ehostunreach", "enetunreach", "stream error", "protocol error", "error decoding response body",
+            "problem reaching", "trouble reaching", "unable to reach", "could not reach", "failed to reach",
             "连接失败", "连接被重置", "连接中断", "连接断开",
         ])
         .general(),
