@@ -32,7 +32,7 @@ pub const UNKNOWN_RULE: &str = "unknown";
 /// ```
 /// use catalogue::{Catalogue, Evidence, Transport};
 /// let catalogue = Catalogue::shared();
-/// assert_eq!(catalogue.version(), "2026.12.2");
+/// assert_eq!(catalogue.version(), "2026.12.3");
 /// let verdict = catalogue.classify(&Evidence::new("openai").with_transport(Transport::Tls), 0);
 /// assert_eq!(verdict.classification.code, policy::SemanticCode::ProviderMisconfigured);
 /// assert_eq!(verdict.rule, "transport.tls");
@@ -107,7 +107,7 @@ impl Catalogue {
         &SHARED
     }
 
-    /// The version stored with every classification (`2026.12.2`).
+    /// The version stored with every classification (`2026.12.3`).
     pub fn version(&self) -> &'static str {
         CATALOGUE_VERSION
     }
@@ -821,6 +821,32 @@ mod tests {
 
     use super::requested_over_limit;
     use crate::Evidence;
+
+    /// A failure in the middle of an answer is read by its error, not by the text the
+    /// model had sent: a 200 stream whose deltas break off into an error event, and CLI
+    /// output whose partial answer ends in a broken connection.
+    #[test]
+    fn a_failure_mid_answer_is_read_by_its_error() {
+        let stream = concat!(
+            "event: content_block_delta\n",
+            "data: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"The quota of the first\"}}\n\n",
+            "event: error\n",
+            "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n",
+        );
+        let verdict = crate::classify(
+            &Evidence::new("anthropic")
+                .with_status(200)
+                .with_body(stream),
+            0,
+        );
+        assert_eq!(verdict.classification.code, SemanticCode::Overloaded);
+        assert_eq!(verdict.rule, "anthropic.overloaded_error");
+
+        let output = "Here is the plan. First, your billing module reads the balance and\nError: unexpected EOF";
+        let verdict = crate::classify(&Evidence::new("other").with_output(output), 0);
+        assert_eq!(verdict.classification.code, SemanticCode::Network);
+        assert_eq!(verdict.classification.confidence, Confidence::Medium);
+    }
 
     /// Equally specific rules of different classes: low confidence, and the others named.
     #[test]

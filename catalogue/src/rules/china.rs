@@ -56,6 +56,9 @@ pub(crate) const ZHIPU: &[Rule] = &[
 #[rustfmt::skip]
 pub(crate) const DASHSCOPE: &[Rule] = &[
     rule("dashscope.range_of_input_length", ContextLengthExceeded).text(&["range of input length"]),
+    // The per-minute allocation ("Allocated quota exceeded, please increase your quota
+    // limit"), not the free tier's ("Free allocated quota exceeded").
+    rule("dashscope.allocated_quota", RateLimited).text(&["allocated quota exceeded, please increase"]).outranks(),
     rule("dashscope.arrearage", InsufficientCredits).error_code("Arrearage"),
     rule("dashscope.invalid_api_key", AuthFailed).error_code("InvalidApiKey"),
     rule("dashscope.data_inspection_failed", ContentFiltered).error_code("data_inspection_failed"),
@@ -67,7 +70,6 @@ pub(crate) const DASHSCOPE: &[Rule] = &[
 #[rustfmt::skip]
 pub(crate) const SILICONFLOW: &[Rule] = &[
     rule("siliconflow.20012", ModelUnavailable).error_code("20012"),
-    rule("siliconflow.20015", ContextLengthExceeded).error_code("20015"),
     rule("siliconflow.20402", ModelUnavailable).error_code("20402"),
     rule("siliconflow.30003", ModelUnavailable).error_code("30003"),
     rule("siliconflow.30011", InsufficientCredits).error_code("30011"),

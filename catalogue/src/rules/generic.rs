@@ -21,6 +21,8 @@ pub(crate) const RULES: &[Rule] = &[
     rule("http.503", Overloaded).status(503),
     rule("http.504", Timeout).status(504),
     rule("http.529", Overloaded).status(529),
+    // Cloudflare's: the origin answered with something it could not read.
+    rule("http.520", ServerError).status(520),
     rule("http.401", AuthFailed).status(401),
     rule("http.403", AuthFailed).status(403),
     rule("http.402", InsufficientCredits).status(402),

@@ -14,6 +14,12 @@ pub(crate) const OLLAMA: &[Rule] = &[
     rule("ollama.pull_manifest", ModelUnavailable).text(&["pull model manifest"]),
     rule("ollama.could_not_connect", Network).text(&["could not connect to ollama"]),
     rule("ollama.runner_terminated", ServerError).text(&["llama runner process has terminated"]),
+    // The runner died loading a model too large for the memory there is.
+    rule("ollama.runner_out_of_memory", ModelUnavailable)
+        .says(&["out of memory", "unable to allocate", "enough available memory"], &[
+            "out of memory", "unable to allocate", "not have enough available memory",
+        ])
+        .outranks(),
     rule("ollama.not_enough_memory", ProviderMisconfigured).text(&["requires more system memory"]),
     rule("ollama.no_tools", ProviderMisconfigured).text(&["does not support tools"]),
     rule("ollama.no_thinking", ProviderMisconfigured).text(&["does not support thinking"]),

@@ -26,7 +26,7 @@ pub(crate) const RULES: &[Rule] = &[
     // Hard: money, quotas, plans, keys, models.
     rule("words.credits", InsufficientCredits)
         .says(&["balance", "credit", "recharge", "top up", "top-up", "payment", "billing", "arrear", "overdue",
-                "past due", "funds", "subscription", "invoice", "quota", "余额", "欠费", "充值", "到期", "额度不足"], &[
+                "past due", "funds", "subscription", "invoice", "quota", "failure to pay", "余额", "欠费", "充值", "到期", "额度不足"], &[
             "insufficient balance", "insufficient account balance", "insufficient_balance", "balance is insufficient",
             "balance is not enough", "not enough balance", "balance is too low", "balance too low", "low balance",
             "negative balance", "balance is negative", "balance is empty", "zero balance", "no balance",
@@ -43,7 +43,9 @@ pub(crate) const RULES: &[Rule] = &[
             "payment required", "payment_required", "payment is required", "requires payment", 
             "payment overdue", "payment failed", "no payment method", "add a payment method to continue",
             "update your payment", "outstanding invoice",
-            "unpaid invoice", "overdue invoice", "invoice is overdue",
+            "unpaid invoice", "overdue invoice", "invoice is overdue", "past invoices", "failure to pay",
+            "credits have been used up", "credit has been used up", "credits used up", "used up your credits",
+            "used all your credits",
             "quota is not enough", "quota not enough", "not enough quota", "remain quota", "remaining quota is",
             "subscription has expired", "subscription expired", "subscription is inactive",
             "subscription has been canceled", "subscription has been cancelled",
@@ -90,7 +92,7 @@ pub(crate) const RULES: &[Rule] = &[
             "(rpd)", "rpd limit", "/month", "/ month", "/day", "/ day", "a month", "this month", "for the month",
             "for today", "today's limit", "today's quota", "return tomorrow", "come back tomorrow",
             "try again tomorrow", "until tomorrow", "trial key", "trial limit", "trial quota", "spend limit",
-            "spending limit", "inference limit", "daily rate limit",
+            "spending limit", "inference limit", "daily rate limit", "quotalimit", "quota_limit_exceeded",
             "额度已用完", "额度已用尽", "额度已耗尽", "超出额度", "超过额度", "配额", "每日", "每月",
             "今日",
         ]),
@@ -108,7 +110,7 @@ pub(crate) const RULES: &[Rule] = &[
             "requires a subscription",
         ]),
     rule("words.model", ModelUnavailable)
-        .says(&["model", "region", "endpoint", "模型"], &[
+        .says(&["model", "region", "endpoint", "channel", "模型", "渠道"], &[
             "model_not_found", "no such model", "unknown model", "invalid model", "model is not available",
             "model not available", "model is not enabled", "model not enabled", "model_not_supported",
             "model_not_available", "unsupported model", "model is deprecated", "model has been deprecated",
@@ -121,16 +123,27 @@ pub(crate) const RULES: &[Rule] = &[
             "model not loaded", "no model loaded", "no model is loaded", "non-serverless model", "unable to access model",
             "not a valid model", "invalid model id", "invalid model identifier", "model not exist", "model is unloaded",
             "model unloaded", "dedicated endpoint", "endpoint that does not exist", "invalidendpoint",
+            "don't have access to this model", "do not have access to this model", "model name is invalid",
+            "not allowed to use publisher model", "not allowed to use this model", "not allowed to use model",
+            "no available channel", "无可用渠道",
             "not available in your region", "not supported in your region", "unsupported region",
             "unsupported_country_region_territory", "region is not supported", "region not supported",
             "模型不存在", "模型已下线", "不支持该模型", "无权访问该模型", "无权访问模型", "模型不可用", "模型未找到",
             "不支持的模型", "模型不支持",
         ]),
+    // A local server could not load the model: it does not fit in memory. Waiting
+    // does not make it fit; another candidate may.
+    rule("words.load_failed", ModelUnavailable)
+        .says(&["loading", "memory", "allocate", "resources", "runner"], &[
+            "model loading aborted", "model loading was stopped", "model loading was aborted",
+            "insufficient system resources", "not have enough available memory", "not enough available memory",
+            "not have enough memory", "unable to allocate backend buffer", "runner exited",
+        ]),
     rule("words.auth", AuthFailed)
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
                 "permission", "access denied", "not authorized", "disabled", "suspended",
                 "deactivated", "banned", "restricted", "not valid", "refresh", "not active", "inactive", "user",
-                "authoriz", "api keys", "oauth2", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
+                "authoriz", "api keys", "oauth2", "not correct", "certification", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
             "invalid api key", "invalid api-key", "invalid api_key", "invalid_api_key", "invalid key",
             "invalid token", "invalid access token", "invalid authentication", "invalid credential",
             "invalid x-api-key", "invalid bearer", "invalid subscription key", "api key is invalid",
@@ -153,7 +166,8 @@ pub(crate) const RULES: &[Rule] = &[
             "invalid refresh token", "refresh token expired", "refresh token has expired", "refresh token is invalid",
             "refresh token was already used", "refresh_token_reused", "token could not be refreshed",
             "could not be refreshed", "token refresh failed", "failed to refresh token",
-            "authorization failed", "authorization required", "api keys are not supported",
+            "authorization failed", "authorization required", "api keys are not supported", "token is expired",
+            "key is expired", "is not correct, please check", "certification failed",
             "expected oauth2 access token",
             "鉴权失败", "认证失败", "api key无效", "apikey无效", "令牌无效", "密钥无效", "key无效",
             "已过期", "已被禁用", "账号已禁用", "账户已禁用", "无权限", "没有权限", "权限不足", "封禁", "token非法",
@@ -194,16 +208,19 @@ pub(crate) const RULES: &[Rule] = &[
             "does not support streaming", "does not support system", "does not support the parameter",
             "tools are not supported", "tool use is not supported", "tool calling is not supported",
             "function calling is not supported", "not supported by this model", "not supported for this model",
+            "does not support parameter",
         ]),
     // The wrong API or endpoint for what was asked: an address, not a retry, fixes it.
     rule("words.endpoint", ProviderMisconfigured)
-        .says(&["api", "endpoint", "url", "migrate", "route", "please use", "api base"], &[
+        .says(&["api", "endpoint", "url", "migrate", "route", "please use", "api base", "404", "provider"], &[
             "api was removed", "api has been removed", "api is deprecated", "api has been deprecated",
             "endpoint was removed", "endpoint has been removed", "endpoint is deprecated", "endpoint has been deprecated",
             "endpoint is no longer", "api is no longer", "is no longer supported. please use", "please migrate to",
             "api instead", "endpoint instead", "unsupported endpoint", "unknown endpoint", "invalid endpoint",
             "invalid url", "unknown url", "invalid base url", "no route matched", "no route for",
             "verify your api base", "check your api base", "check your base url", "check the base url",
+            "404 page not found", "404 status code (no body)", "404, no body", "invalid provider", "unknown provider",
+            "unsupported provider", "provider not found",
         ]),
 
     // Outside: the request itself.
@@ -216,6 +233,7 @@ pub(crate) const RULES: &[Rule] = &[
             "length of prompt", "reduce the length", "max_seq_len", "model token limit", "n_ctx",
             "`inputs` tokens", "`inputs` must have less than", "maximum number of tokens", "token count exceeds",
             "too many input tokens", "input tokens exceed", "exceeds maximum input", "prompt too long",
+            "prompt token count",
             "上下文长度", "超过最大长度", "超出最大长度", "输入过长", "超出上下文", "超过上下文", "最大长度",
             "最大上下文",
         ]),
@@ -234,16 +252,17 @@ pub(crate) const RULES: &[Rule] = &[
 
     // The caller's input, when no more precise outside meaning is said.
     rule("words.invalid_request", InvalidRequest)
-        .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "参数"], &[
+        .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "formed request", "格式", "参数"], &[
             "invalid params", "invalid parameter", "parameters specified in the request are not valid",
             "parameter specified in the request", "json parse error", "cannot deserialize", "failed to deserialize",
-            "malformed json", "invalid json", "ids were found without tool_result", "参数非法", "参数错误", "参数无效",
+            "malformed json", "invalid json", "ids were found without tool_result", "improperly formed request",
+            "malformed request", "parameter check failed", "参数非法", "参数错误", "参数无效", "请求格式有误", "格式错误",
         ]),
 
     // Transient: capacity, throttling, time, outages, connections.
     rule("words.capacity", Overloaded)
         .says(&["overload", "capacity", "high demand", "heavy load", "busy", "unavailable", "degraded",
-                "no instance", "no available", "loading", "saturated", "繁忙", "过载", "饱和",
+                "no instance", "no available", "loading", "saturated", "high traffic", "繁忙", "过载", "饱和",
                 "负载", "拥挤", "访问量"], &[
             "overload", "over capacity", "at capacity", "out of capacity", "no capacity", "insufficient capacity",
             "capacity exceeded", "high demand", "heavy load", "server is busy", "service is busy", "server busy",
@@ -251,7 +270,7 @@ pub(crate) const RULES: &[Rule] = &[
             "service is currently unavailable", "server is unavailable", "currently unavailable",
             "unavailable_error", "degraded", "no instances available", "no instance available",
             "no available instances", "no available capacity", "capacity temporarily exceeded",
-            "currently loading", "is loading", "loading model", "saturated", "繁忙", "过载", "负载过高", "负载较高",
+            "currently loading", "is loading", "loading model", "saturated", "high traffic", "繁忙", "过载", "负载过高", "负载较高",
             "拥挤", "饱和",
             "访问量过大",
         ]),
@@ -280,7 +299,7 @@ pub(crate) const RULES: &[Rule] = &[
                 "side closed", "peer closed", "incomplete chunked", "sending request", "reachable", "not running",
                 "not be running", "unexpected end", "enotfound", "eai_again", "getaddrinfo", "resolve", "name resolution",
                 "name or service", "lookup address", "unreach", "stream error", "protocol error", "decoding response",
-                "reaching", "reach",
+                "reaching", "reach", "ended the response",
                 "连接"], &[
             "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
             "connection error", "connection reset", "connection closed", "connection refused",
@@ -297,6 +316,7 @@ pub(crate) const RULES: &[Rule] = &[
             "temporary failure in name resolution", "name or service not known", "failed to lookup address",
             "ehostunreach", "enetunreach", "stream error", "protocol error", "error decoding response body",
             "problem reaching", "trouble reaching", "unable to reach", "could not reach", "failed to reach",
+            "ended the response before",
             "连接失败", "连接被重置", "连接中断", "连接断开",
         ])
         .general(),
@@ -304,7 +324,8 @@ pub(crate) const RULES: &[Rule] = &[
     // An abort because time ran out is a timeout, whatever word of cancelling
     // surfaced it (`AbortError: The operation was aborted due to timeout`).
     rule("words.aborted_by_timeout", Timeout)
-        .text_any(&["aborted due to timeout", "aborted because of timeout", "aborted due to a timeout"])
+        .text_any(&["aborted due to timeout", "aborted because of timeout", "aborted due to a timeout",
+                    "request timeout after", "streaming request timeout"])
         .outranks(),
 
     // Outside: the caller, or something on its side, called the request off.
