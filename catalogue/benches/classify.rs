@@ -1,4 +1,4 @@
-//! Classification speed over the whole fixture set (target: at least 1,000,000
+//! Classification speed over the whole fixture set (target: at least 500,000
 //! classifications per second on one core). Run with
 //! `CARGO_TARGET_DIR=/tmp/catalogue-target cargo bench -p catalogue --features bench --bench classify`;
 //! criterion reports the throughput in elements (classifications) per second.

@@ -8,11 +8,14 @@ use super::{Rule, rule};
 
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
+    // The operation is not this service's: the setup, not the request.
+    rule("bedrock.operation_not_recognized", ProviderMisconfigured).text(&["operation is not recognized"]),
     rule("bedrock.tokens_per_day", QuotaExhausted).text(&["too many tokens per day"]),
     rule("bedrock.no_model_access", ModelUnavailable).text(&["have access to the model with the specified model id"]),
     rule("bedrock.model_access_denied", ModelUnavailable).text(&["model access is denied"]),
     rule("bedrock.invalid_model_identifier", ModelUnavailable).text(&["provided model identifier is invalid"]),
-    rule("bedrock.on_demand_not_supported", ProviderMisconfigured).text(&["on-demand throughput isn"]),
+    rule("bedrock.on_demand_not_supported", ProviderMisconfigured)
+        .text_any(&["on-demand throughput isn", "support on-demand throughput"]),
     rule("bedrock.input_too_long", ContextLengthExceeded).text(&["input is too long"]),
     rule("bedrock.prompt_too_long", ContextLengthExceeded).text(&["prompt is too long"]),
     rule("bedrock.throttling", RateLimited).error_type("ThrottlingException"),

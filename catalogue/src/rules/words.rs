@@ -80,7 +80,7 @@ pub(crate) const RULES: &[Rule] = &[
         .outranks(),
     rule("words.quota", QuotaExhausted)
         .says(&["quota", "monthly", "daily", "per day", "per month", "free tier", "free-tier", "included",
-                "allowance", "tpd", "rpd", "month", "/day", "/ day", "today", "tomorrow", "trial", "spend", "inference limit",
+                "allowance", "tpd", "rpd", "month", "/day", "/ day", "usage has reached", "today", "tomorrow", "trial", "spend", "inference limit",
                 "额度", "配额", "每日", "每月", "今日"], &[
             "quota exceeded", "exceeded your quota", "exceeded quota", "exceeded the quota", "quota has been exceeded",
             "quota is exceeded", "quota exhausted", "quota has been exhausted", "quota is exhausted", "out of quota",
@@ -93,6 +93,7 @@ pub(crate) const RULES: &[Rule] = &[
             "for today", "today's limit", "today's quota", "return tomorrow", "come back tomorrow",
             "try again tomorrow", "until tomorrow", "trial key", "trial limit", "trial quota", "spend limit",
             "spending limit", "inference limit", "daily rate limit", "quotalimit", "quota_limit_exceeded",
+            "call volume quota", "quota will be replenished", "usage has reached the max",
             "额度已用完", "额度已用尽", "额度已耗尽", "超出额度", "超过额度", "配额", "每日", "每月",
             "今日",
         ]),
@@ -110,7 +111,7 @@ pub(crate) const RULES: &[Rule] = &[
             "requires a subscription",
         ]),
     rule("words.model", ModelUnavailable)
-        .says(&["model", "region", "endpoint", "channel", "模型", "渠道"], &[
+        .says(&["model", "region", "endpoint", "channel", "deprecating", "模型", "渠道"], &[
             "model_not_found", "no such model", "unknown model", "invalid model", "model is not available",
             "model not available", "model is not enabled", "model not enabled", "model_not_supported",
             "model_not_available", "unsupported model", "model is deprecated", "model has been deprecated",
@@ -125,7 +126,7 @@ pub(crate) const RULES: &[Rule] = &[
             "model unloaded", "dedicated endpoint", "endpoint that does not exist", "invalidendpoint",
             "don't have access to this model", "do not have access to this model", "model name is invalid",
             "not allowed to use publisher model", "not allowed to use this model", "not allowed to use model",
-            "no available channel", "无可用渠道",
+            "no available channel", "in deprecating state", "无可用渠道",
             "not available in your region", "not supported in your region", "unsupported region",
             "unsupported_country_region_territory", "region is not supported", "region not supported",
             "模型不存在", "模型已下线", "不支持该模型", "无权访问该模型", "无权访问模型", "模型不可用", "模型未找到",
@@ -143,7 +144,7 @@ pub(crate) const RULES: &[Rule] = &[
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
                 "permission", "access denied", "not authorized", "disabled", "suspended",
                 "deactivated", "banned", "restricted", "not valid", "refresh", "not active", "inactive", "user",
-                "authoriz", "api keys", "oauth2", "not correct", "certification", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
+                "authoriz", "api keys", "oauth2", "not correct", "certification", "terminated", "violat", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
             "invalid api key", "invalid api-key", "invalid api_key", "invalid_api_key", "invalid key",
             "invalid token", "invalid access token", "invalid authentication", "invalid credential",
             "invalid x-api-key", "invalid bearer", "invalid subscription key", "api key is invalid",
@@ -167,7 +168,9 @@ pub(crate) const RULES: &[Rule] = &[
             "refresh token was already used", "refresh_token_reused", "token could not be refreshed",
             "could not be refreshed", "token refresh failed", "failed to refresh token",
             "authorization failed", "authorization required", "api keys are not supported", "token is expired",
-            "key is expired", "is not correct, please check", "certification failed",
+            "key is expired", "is not correct, please check", "certification failed", "organization has been restricted",
+            "account has been restricted", "access was terminated", "access terminated", "violation of our policies",
+            "violating our policies",
             "expected oauth2 access token",
             "鉴权失败", "认证失败", "api key无效", "apikey无效", "令牌无效", "密钥无效", "key无效",
             "已过期", "已被禁用", "账号已禁用", "账户已禁用", "无权限", "没有权限", "权限不足", "封禁", "token非法",
@@ -178,7 +181,7 @@ pub(crate) const RULES: &[Rule] = &[
         .says(&["api key", "api_key", "apikey", "api-key", "credential", "logged in", "log in", "login",
                 "authorization header", "bearer", "no token", "token is missing", "missing token",
                 "token not provided", "token was not provided", "authenticat", "environment variable", "key is set",
-                "key is not set", "did not find", "未收到",
+                "key is not set", "did not find", "resolve authentication", ".env", "were not found", "未收到",
                 "未提供", "缺少"], &[
             "no api key", "missing api key", "api key is missing", "api key missing", "api key not set",
             "api key is not set", "api key not found", "api key is required", "api key required",
@@ -189,6 +192,8 @@ pub(crate) const RULES: &[Rule] = &[
             "empty api key", "no api key provided", "api key is not configured", "api key not configured",
             "set it as an environment variable", "environment variable is not set", "environment variable is missing",
             "environment variable not set", "add an environment variable", "no key is set", "key is not set",
+            "could not resolve authentication method", "is missing from the .env", "credentials were not found",
+            "default credentials were not found",
             "did not find openai_api_key", "did not find anthropic_api_key",
             "api-key header is missing", "missing api-key",
             "no credentials", "missing credential", "credentials not found", "could not find credential",
@@ -212,7 +217,8 @@ pub(crate) const RULES: &[Rule] = &[
         ]),
     // The wrong API or endpoint for what was asked: an address, not a retry, fixes it.
     rule("words.endpoint", ProviderMisconfigured)
-        .says(&["api", "endpoint", "url", "migrate", "route", "please use", "api base", "404", "provider"], &[
+        .says(&["api", "endpoint", "url", "migrate", "route", "please use", "api base", "404", "provider",
+                "protocol scheme", "cannot post"], &[
             "api was removed", "api has been removed", "api is deprecated", "api has been deprecated",
             "endpoint was removed", "endpoint has been removed", "endpoint is deprecated", "endpoint has been deprecated",
             "endpoint is no longer", "api is no longer", "is no longer supported. please use", "please migrate to",
@@ -220,7 +226,7 @@ pub(crate) const RULES: &[Rule] = &[
             "invalid url", "unknown url", "invalid base url", "no route matched", "no route for",
             "verify your api base", "check your api base", "check your base url", "check the base url",
             "404 page not found", "404 status code (no body)", "404, no body", "invalid provider", "unknown provider",
-            "unsupported provider", "provider not found",
+            "unsupported provider", "provider not found", "unsupported protocol scheme", "cannot post /",
         ]),
 
     // Outside: the request itself.
@@ -252,11 +258,12 @@ pub(crate) const RULES: &[Rule] = &[
 
     // The caller's input, when no more precise outside meaning is said.
     rule("words.invalid_request", InvalidRequest)
-        .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "formed request", "格式", "参数"], &[
+        .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "formed request", "tool_use",
+                "格式", "参数"], &[
             "invalid params", "invalid parameter", "parameters specified in the request are not valid",
             "parameter specified in the request", "json parse error", "cannot deserialize", "failed to deserialize",
             "malformed json", "invalid json", "ids were found without tool_result", "improperly formed request",
-            "malformed request", "parameter check failed", "参数非法", "参数错误", "参数无效", "请求格式有误", "格式错误",
+            "malformed request", "parameter check failed", "`tool_use` blocks must be", "tool_use blocks must be", "参数非法", "参数错误", "参数无效", "请求格式有误", "格式错误",
         ]),
 
     // Transient: capacity, throttling, time, outages, connections.
@@ -279,7 +286,7 @@ pub(crate) const RULES: &[Rule] = &[
                     "slow down", "requests per minute", "tokens per minute", "requests per second",
                     "per minute limit", "per second limit", "concurrency", "concurrent request",
                     "too many concurrent", "too quickly", "requests per min", "tokens per min", "(rpm)", "(tpm)",
-                    "rpm limit", "tpm limit", "频繁", "限流", "并发", "速率", "请求过多"])
+                    "rpm limit", "tpm limit", "currently limited", "频繁", "限流", "并发", "速率", "请求过多"])
         .general(),
     rule("words.timeout", Timeout)
         .text_any(&["timed out", "timeout", "time out", "time-out", "timedout", "deadline exceeded", "deadline_exceeded",
@@ -287,11 +294,12 @@ pub(crate) const RULES: &[Rule] = &[
         .general(),
     rule("words.outage", ServerError)
         .says(&["internal", "server error", "upstream", "bad gateway", "crash", "server had an error",
-                "processing your request", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常"], &[
+                "processing your request", "maintenance", "unexpectedly", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常"], &[
             "internal error", "internal server error", "internal_server_error", "internal_error", "server error",
             "upstream error", "upstream request failed", "upstream connect", "upstream service",
             "bad gateway", "has crashed", "crashed", "no healthy upstream", "server had an error",
-            "error occurred while processing your request", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常",
+            "error occurred while processing your request", "under maintenance", "finished unexpectedly",
+            "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常",
         ]),
     rule("words.connection", Network)
         .says(&["eof", "socket", "connect", "econn", "epipe", "broken pipe", "fetch failed", "terminated",
