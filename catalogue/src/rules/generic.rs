@@ -21,8 +21,6 @@ pub(crate) const RULES: &[Rule] = &[
     rule("http.503", Overloaded).status(503),
     rule("http.504", Timeout).status(504),
     rule("http.529", Overloaded).status(529),
-    // Cloudflare's: the origin answered with something it could not read.
-    rule("http.520", ServerError).status(520),
     rule("http.401", AuthFailed).status(401),
     rule("http.403", AuthFailed).status(403),
     rule("http.402", InsufficientCredits).status(402),
@@ -92,6 +90,8 @@ pub(crate) const RULES: &[Rule] = &[
     rule("text.upstream_timeout", Timeout)
         .says(&["timeout", "timed out"], &["a timeout occurred", "connection timed out", "gateway timeout"])
         .general(),
+    // A Rust client (reqwest) could not build the request: its URL is not one.
+    rule("text.request_builder", ProviderMisconfigured).text(&["builder error"]),
     rule("text.connection_lost", Network)
         .text_any(&[
             "remote end closed connection", "connection reset by peer", "econnreset", "socket hang up",

@@ -58,6 +58,8 @@ pub(crate) const DEEPSEEK: &[Rule] = &[
 #[rustfmt::skip]
 pub(crate) const NVIDIA_NIM: &[Rule] = &[
     rule("nvidia_nim.end_of_life", ModelUnavailable).text(&["has reached its end of life"]),
+    // A function (model) the account cannot use, or one pulled: the model is never named.
+    rule("nvidia_nim.not_found_for_account", ModelUnavailable).text(&["not found for account"]),
     rule("nvidia_nim.authorization_failed", AuthFailed).status(403).text(&["authorization failed"]),
 ];
 

@@ -111,7 +111,7 @@ pub(crate) const RULES: &[Rule] = &[
             "requires a subscription",
         ]),
     rule("words.model", ModelUnavailable)
-        .says(&["model", "region", "endpoint", "channel", "deprecating", "模型", "渠道"], &[
+        .says(&["model", "region", "endpoint", "channel", "deprecating", "plan supporting", "模型", "渠道"], &[
             "model_not_found", "no such model", "unknown model", "invalid model", "model is not available",
             "model not available", "model is not enabled", "model not enabled", "model_not_supported",
             "model_not_available", "unsupported model", "model is deprecated", "model has been deprecated",
@@ -126,7 +126,7 @@ pub(crate) const RULES: &[Rule] = &[
             "model unloaded", "dedicated endpoint", "endpoint that does not exist", "invalidendpoint",
             "don't have access to this model", "do not have access to this model", "model name is invalid",
             "not allowed to use publisher model", "not allowed to use this model", "not allowed to use model",
-            "no available channel", "in deprecating state", "无可用渠道",
+            "no available channel", "in deprecating state", "with a plan supporting model", "无可用渠道",
             "not available in your region", "not supported in your region", "unsupported region",
             "unsupported_country_region_territory", "region is not supported", "region not supported",
             "模型不存在", "模型已下线", "不支持该模型", "无权访问该模型", "无权访问模型", "模型不可用", "模型未找到",
@@ -259,17 +259,20 @@ pub(crate) const RULES: &[Rule] = &[
     // The caller's input, when no more precise outside meaning is said.
     rule("words.invalid_request", InvalidRequest)
         .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "formed request", "tool_use",
+                "tool call found", "its required",
                 "格式", "参数"], &[
             "invalid params", "invalid parameter", "parameters specified in the request are not valid",
             "parameter specified in the request", "json parse error", "cannot deserialize", "failed to deserialize",
             "malformed json", "invalid json", "ids were found without tool_result", "improperly formed request",
-            "malformed request", "parameter check failed", "`tool_use` blocks must be", "tool_use blocks must be", "参数非法", "参数错误", "参数无效", "请求格式有误", "格式错误",
+            "malformed request", "parameter check failed", "`tool_use` blocks must be", "tool_use blocks must be",
+            "no tool call found for", "without its required", "参数非法", "参数错误", "参数无效", "请求格式有误", "格式错误",
         ]),
 
     // Transient: capacity, throttling, time, outages, connections.
     rule("words.capacity", Overloaded)
         .says(&["overload", "capacity", "high demand", "heavy load", "busy", "unavailable", "degraded",
-                "no instance", "no available", "loading", "saturated", "high traffic", "繁忙", "过载", "饱和",
+                "no instance", "no available", "loading", "saturated", "high traffic", "queue position",
+                "current requests", "负载已满", "繁忙", "过载", "饱和",
                 "负载", "拥挤", "访问量"], &[
             "overload", "over capacity", "at capacity", "out of capacity", "no capacity", "insufficient capacity",
             "capacity exceeded", "high demand", "heavy load", "server is busy", "service is busy", "server busy",
@@ -277,7 +280,8 @@ pub(crate) const RULES: &[Rule] = &[
             "service is currently unavailable", "server is unavailable", "currently unavailable",
             "unavailable_error", "degraded", "no instances available", "no instance available",
             "no available instances", "no available capacity", "capacity temporarily exceeded",
-            "currently loading", "is loading", "loading model", "saturated", "high traffic", "繁忙", "过载", "负载过高", "负载较高",
+            "currently loading", "is loading", "loading model", "saturated", "high traffic", "queue position",
+            "too many current requests", "负载已满", "繁忙", "过载", "负载过高", "负载较高",
             "拥挤", "饱和",
             "访问量过大",
         ]),
@@ -307,7 +311,7 @@ pub(crate) const RULES: &[Rule] = &[
                 "side closed", "peer closed", "incomplete chunked", "sending request", "reachable", "not running",
                 "not be running", "unexpected end", "enotfound", "eai_again", "getaddrinfo", "resolve", "name resolution",
                 "name or service", "lookup address", "unreach", "stream error", "protocol error", "decoding response",
-                "reaching", "reach", "ended the response",
+                "reaching", "reach", "ended the response", "failed to stream", "not connected",
                 "连接"], &[
             "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
             "connection error", "connection reset", "connection closed", "connection refused",
@@ -324,7 +328,7 @@ pub(crate) const RULES: &[Rule] = &[
             "temporary failure in name resolution", "name or service not known", "failed to lookup address",
             "ehostunreach", "enetunreach", "stream error", "protocol error", "error decoding response body",
             "problem reaching", "trouble reaching", "unable to reach", "could not reach", "failed to reach",
-            "ended the response before",
+            "ended the response before", "failed to stream", "model not connected",
             "连接失败", "连接被重置", "连接中断", "连接断开",
         ])
         .general(),
