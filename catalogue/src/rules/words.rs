@@ -91,7 +91,7 @@ pub(crate) const RULES: &[Rule] = &[
             "included requests", "included credits", "allowance", "daily free", "tpd rate limit", "tpd limit",
             "(rpd)", "rpd limit", "/month", "/ month", "/day", "/ day", "a month", "this month", "for the month",
             "for today", "today's limit", "today's quota", "return tomorrow", "come back tomorrow",
-            "try again tomorrow", "until tomorrow", "trial key", "trial limit", "trial quota", "spend limit",
+            "try again tomorrow", "until tomorrow", "trial limit", "trial quota", "spend limit",
             "spending limit", "inference limit", "daily rate limit", "quotalimit", "quota_limit_exceeded",
             "call volume quota", "quota will be replenished", "usage has reached the max",
             "额度已用完", "额度已用尽", "额度已耗尽", "超出额度", "超过额度", "配额", "每日", "每月",
@@ -206,19 +206,21 @@ pub(crate) const RULES: &[Rule] = &[
             "缺少 api", "缺少authorization",
         ]),
     rule("words.unsupported_parameter", ProviderMisconfigured)
-        .says(&["unsupported", "unrecognized request argument", "unknown parameter", "unknown field", "support"], &[
+        .says(&["unsupported", "unrecognized request argument", "unknown parameter", "unknown field", "support",
+                "extra", "allowed for this model"], &[
             "unsupported parameter", "is unsupported", "unrecognized request argument", "unknown parameter",
             "unknown field", "unsupported value", "unsupported_value", "does not support tools", "does not support tool",
             "does not support function", "does not support image", "does not support vision",
             "does not support streaming", "does not support system", "does not support the parameter",
             "tools are not supported", "tool use is not supported", "tool calling is not supported",
             "function calling is not supported", "not supported by this model", "not supported for this model",
-            "does not support parameter",
+            "does not support parameter", "extra inputs are not permitted", "extra_forbidden", "argument not supported",
+            "is allowed for this model", "is not allowed for this model", "not supported with this model",
         ]),
     // The wrong API or endpoint for what was asked: an address, not a retry, fixes it.
     rule("words.endpoint", ProviderMisconfigured)
         .says(&["api", "endpoint", "url", "migrate", "route", "please use", "api base", "404", "provider",
-                "protocol scheme", "cannot post"], &[
+                "protocol scheme", "cannot post", "handler found", "openapi method", "instance name", "cors"], &[
             "api was removed", "api has been removed", "api is deprecated", "api has been deprecated",
             "endpoint was removed", "endpoint has been removed", "endpoint is deprecated", "endpoint has been deprecated",
             "endpoint is no longer", "api is no longer", "is no longer supported. please use", "please migrate to",
@@ -227,6 +229,8 @@ pub(crate) const RULES: &[Rule] = &[
             "verify your api base", "check your api base", "check your base url", "check the base url",
             "404 page not found", "404 status code (no body)", "404, no body", "invalid provider", "unknown provider",
             "unsupported provider", "provider not found", "unsupported protocol scheme", "cannot post /",
+            "no handler found on route", "double check your url", "unsupported openapi method", "instance name not found",
+            "blocked by cors policy",
         ]),
 
     // Outside: the request itself.
@@ -259,11 +263,14 @@ pub(crate) const RULES: &[Rule] = &[
     // The caller's input, when no more precise outside meaning is said.
     rule("words.invalid_request", InvalidRequest)
         .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "formed request", "tool_use",
-                "tool call found", "its required",
+                "tool call found", "its required", "at least one content", "role must",
+                "content length", "not allowed to be",
                 "格式", "参数"], &[
             "invalid params", "invalid parameter", "parameters specified in the request are not valid",
-            "parameter specified in the request", "json parse error", "cannot deserialize", "failed to deserialize",
+            "parameter specified in the request", "json parse error", "cannot deserialize",
             "malformed json", "invalid json", "ids were found without tool_result", "improperly formed request",
+            "must have at least one content", "role must be",
+            "content length must be greater", "are not allowed to be [",
             "malformed request", "parameter check failed", "`tool_use` blocks must be", "tool_use blocks must be",
             "no tool call found for", "without its required", "参数非法", "参数错误", "参数无效", "请求格式有误", "格式错误",
         ]),
@@ -298,11 +305,12 @@ pub(crate) const RULES: &[Rule] = &[
         .general(),
     rule("words.outage", ServerError)
         .says(&["internal", "server error", "upstream", "bad gateway", "crash", "server had an error",
-                "processing your request", "maintenance", "unexpectedly", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常"], &[
+                "processing your request", "maintenance", "unexpectedly", "malformed response", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常"], &[
             "internal error", "internal server error", "internal_server_error", "internal_error", "server error",
             "upstream error", "upstream request failed", "upstream connect", "upstream service",
             "bad gateway", "has crashed", "crashed", "no healthy upstream", "server had an error",
             "error occurred while processing your request", "under maintenance", "finished unexpectedly",
+            "empty or malformed response",
             "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常",
         ]),
     rule("words.connection", Network)
@@ -311,7 +319,8 @@ pub(crate) const RULES: &[Rule] = &[
                 "side closed", "peer closed", "incomplete chunked", "sending request", "reachable", "not running",
                 "not be running", "unexpected end", "enotfound", "eai_again", "getaddrinfo", "resolve", "name resolution",
                 "name or service", "lookup address", "unreach", "stream error", "protocol error", "decoding response",
-                "reaching", "reach", "ended the response", "failed to stream", "not connected",
+                "reaching", "reach", "ended the response", "failed to stream", "not connected", "connecting to",
+                "http2_protocol",
                 "连接"], &[
             "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
             "connection error", "connection reset", "connection closed", "connection refused",
@@ -328,7 +337,8 @@ pub(crate) const RULES: &[Rule] = &[
             "temporary failure in name resolution", "name or service not known", "failed to lookup address",
             "ehostunreach", "enetunreach", "stream error", "protocol error", "error decoding response body",
             "problem reaching", "trouble reaching", "unable to reach", "could not reach", "failed to reach",
-            "ended the response before", "failed to stream", "model not connected",
+            "ended the response before", "failed to stream", "model not connected", "issue connecting to",
+            "http2_protocol_error",
             "连接失败", "连接被重置", "连接中断", "连接断开",
         ])
         .general(),
