@@ -26,7 +26,7 @@ pub(crate) const RULES: &[Rule] = &[
     // Hard: money, quotas, plans, keys, models.
     rule("words.credits", InsufficientCredits)
         .says(&["balance", "credit", "recharge", "top up", "top-up", "payment", "billing", "arrear", "overdue",
-                "past due", "funds", "subscription", "invoice", "quota", "failure to pay", "余额", "欠费", "充值", "到期", "额度不足"], &[
+                "past due", "funds", "subscription", "invoice", "quota", "failure to pay", "good standing", "余额", "欠费", "充值", "到期", "额度不足"], &[
             "insufficient balance", "insufficient account balance", "insufficient_balance", "balance is insufficient",
             "balance is not enough", "not enough balance", "balance is too low", "balance too low", "low balance",
             "negative balance", "balance is negative", "balance is empty", "zero balance", "no balance",
@@ -43,7 +43,7 @@ pub(crate) const RULES: &[Rule] = &[
             "payment required", "payment_required", "payment is required", "requires payment", 
             "payment overdue", "payment failed", "no payment method", "add a payment method to continue",
             "update your payment", "outstanding invoice",
-            "unpaid invoice", "overdue invoice", "invoice is overdue", "past invoices", "failure to pay",
+            "unpaid invoice", "overdue invoice", "invoice is overdue", "past invoices", "failure to pay", "good standing",
             "credits have been used up", "credit has been used up", "credits used up", "used up your credits",
             "used all your credits",
             "quota is not enough", "quota not enough", "not enough quota", "remain quota", "remaining quota is",
@@ -73,9 +73,9 @@ pub(crate) const RULES: &[Rule] = &[
     rule("words.quota_per_minute", RateLimited)
         .text(&["quota"])
         .says(&["requests per minute", "tokens per minute", "requests per second", "per minute limit",
-                "per second limit", "per_minute", "perminute", "per minute"], &[
+                "per second limit", "per_minute", "perminute", "per minute", "online_prediction_"], &[
             "requests per minute", "tokens per minute", "requests per second", "per minute limit",
-            "per second limit", "per_minute", "perminute", "per minute",
+            "per second limit", "per_minute", "perminute", "per minute", "online_prediction_",
         ])
         .outranks(),
     rule("words.quota", QuotaExhausted)
@@ -135,16 +135,19 @@ pub(crate) const RULES: &[Rule] = &[
     // A local server could not load the model: it does not fit in memory. Waiting
     // does not make it fit; another candidate may.
     rule("words.load_failed", ModelUnavailable)
-        .says(&["loading", "memory", "allocate", "resources", "runner"], &[
+        .says(&["loading", "memory", "allocate", "resources", "runner", "failed to start", "load engine",
+                "create model", "failed to load"], &[
             "model loading aborted", "model loading was stopped", "model loading was aborted",
             "insufficient system resources", "not have enough available memory", "not enough available memory",
-            "not have enough memory", "unable to allocate backend buffer", "runner exited",
+            "not have enough memory", "unable to allocate backend buffer", "runner exited", "model failed to start",
+            "failed to start model", "could not load engine", "failed to create model", "failed to load llama-server",
         ]),
     rule("words.auth", AuthFailed)
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
                 "permission", "access denied", "not authorized", "disabled", "suspended",
                 "deactivated", "banned", "restricted", "not valid", "refresh", "not active", "inactive", "user",
-                "authoriz", "api keys", "oauth2", "not correct", "certification", "terminated", "violat", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
+                "authoriz", "api keys", "oauth2", "not correct", "certification", "terminated", "violat",
+                "credentials validation", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
             "invalid api key", "invalid api-key", "invalid api_key", "invalid_api_key", "invalid key",
             "invalid token", "invalid access token", "invalid authentication", "invalid credential",
             "invalid x-api-key", "invalid bearer", "invalid subscription key", "api key is invalid",
@@ -170,7 +173,7 @@ pub(crate) const RULES: &[Rule] = &[
             "authorization failed", "authorization required", "api keys are not supported", "token is expired",
             "key is expired", "is not correct, please check", "certification failed", "organization has been restricted",
             "account has been restricted", "access was terminated", "access terminated", "violation of our policies",
-            "violating our policies",
+            "violating our policies", "credentials validation failed",
             "expected oauth2 access token",
             "鉴权失败", "认证失败", "api key无效", "apikey无效", "令牌无效", "密钥无效", "key无效",
             "已过期", "已被禁用", "账号已禁用", "账户已禁用", "无权限", "没有权限", "权限不足", "封禁", "token非法",
@@ -263,13 +266,15 @@ pub(crate) const RULES: &[Rule] = &[
     // The caller's input, when no more precise outside meaning is said.
     rule("words.invalid_request", InvalidRequest)
         .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "formed request", "tool_use",
-                "tool call found", "its required", "at least one content", "role must",
+                "tool call found", "its required", "at least one content", "role must", "enum value", "odd number",
+                "tokens you requested",
                 "content length", "not allowed to be",
                 "格式", "参数"], &[
             "invalid params", "invalid parameter", "parameters specified in the request are not valid",
             "parameter specified in the request", "json parse error", "cannot deserialize",
             "malformed json", "invalid json", "ids were found without tool_result", "improperly formed request",
-            "must have at least one content", "role must be",
+            "must have at least one content", "role must be", "invalid enum value", "must be an odd number",
+            "maximum tokens you requested",
             "content length must be greater", "are not allowed to be [",
             "malformed request", "parameter check failed", "`tool_use` blocks must be", "tool_use blocks must be",
             "no tool call found for", "without its required", "参数非法", "参数错误", "参数无效", "请求格式有误", "格式错误",
@@ -297,7 +302,7 @@ pub(crate) const RULES: &[Rule] = &[
                     "slow down", "requests per minute", "tokens per minute", "requests per second",
                     "per minute limit", "per second limit", "concurrency", "concurrent request",
                     "too many concurrent", "too quickly", "requests per min", "tokens per min", "(rpm)", "(tpm)",
-                    "rpm limit", "tpm limit", "currently limited", "频繁", "限流", "并发", "速率", "请求过多"])
+                    "rpm limit", "tpm limit", "currently limited", "request rate", "频繁", "频率超限", "限流", "并发", "速率", "请求过多"])
         .general(),
     rule("words.timeout", Timeout)
         .text_any(&["timed out", "timeout", "time out", "time-out", "timedout", "deadline exceeded", "deadline_exceeded",
@@ -305,12 +310,14 @@ pub(crate) const RULES: &[Rule] = &[
         .general(),
     rule("words.outage", ServerError)
         .says(&["internal", "server error", "upstream", "bad gateway", "crash", "server had an error",
-                "processing your request", "maintenance", "unexpectedly", "malformed response", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常"], &[
+                "processing your request", "maintenance", "unexpectedly", "malformed response", "unexpected error",
+                "engine loop", "困难", "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常"], &[
             "internal error", "internal server error", "internal_server_error", "internal_error", "server error",
             "upstream error", "upstream request failed", "upstream connect", "upstream service",
             "bad gateway", "has crashed", "crashed", "no healthy upstream", "server had an error",
             "error occurred while processing your request", "under maintenance", "finished unexpectedly",
-            "empty or malformed response",
+            "empty or malformed response", "encountered an unexpected error", "engine loop has died",
+            "遇到了一些困难",
             "系统错误", "服务器错误", "内部错误", "服务异常", "系统异常",
         ]),
     rule("words.connection", Network)
@@ -320,7 +327,7 @@ pub(crate) const RULES: &[Rule] = &[
                 "not be running", "unexpected end", "enotfound", "eai_again", "getaddrinfo", "resolve", "name resolution",
                 "name or service", "lookup address", "unreach", "stream error", "protocol error", "decoding response",
                 "reaching", "reach", "ended the response", "failed to stream", "not connected", "connecting to",
-                "http2_protocol",
+                "http2_protocol", "检查网络",
                 "连接"], &[
             "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
             "connection error", "connection reset", "connection closed", "connection refused",
@@ -338,7 +345,7 @@ pub(crate) const RULES: &[Rule] = &[
             "ehostunreach", "enetunreach", "stream error", "protocol error", "error decoding response body",
             "problem reaching", "trouble reaching", "unable to reach", "could not reach", "failed to reach",
             "ended the response before", "failed to stream", "model not connected", "issue connecting to",
-            "http2_protocol_error",
+            "http2_protocol_error", "检查网络",
             "连接失败", "连接被重置", "连接中断", "连接断开",
         ])
         .general(),
