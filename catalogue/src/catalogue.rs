@@ -53,8 +53,6 @@ struct WordsRule {
     any: Vec<u16>,
     /// Its exact wordings, one needed.
     says: Vec<u16>,
-    /// The same, as a set.
-    says_set: WordingSet,
     /// The wordings that must not all be denied: its exact ones, else its first
     /// fragment and its alternatives.
     stated: WordingSet,
@@ -183,7 +181,7 @@ impl Catalogue {
             let compiled = &self.families[upstream.family.index()];
             let status = nested.status.or(facts.status);
             if let Some(verdict) =
-                self.with_words(nested, status, compiled.decide(nested, status, None))
+                self.with_words(nested, status, compiled.decide(nested, status, None), false)
             {
                 let cause = nested
                     .messages
@@ -205,7 +203,7 @@ impl Catalogue {
 
         let compiled = &self.families[family.index()];
         let verdict = compiled.decide(&facts, facts.status, transport);
-        match self.with_words(&facts, facts.status, verdict) {
+        match self.with_words(&facts, facts.status, verdict, family.prints_model_words()) {
             Some(verdict) => self.finish(evidence, family, &facts, verdict, None, observed_at_ms),
             None => CatalogueClassification {
                 classification: Classification::new(SemanticCode::Unknown, Confidence::High),
@@ -230,6 +228,7 @@ impl Catalogue {
         facts: &Facts,
         status: Option<u16>,
         family: Option<Verdict>,
+        words_in_output: bool,
     ) -> Option<Verdict> {
         if let Some(verdict) = &family
             && !verdict.rule.loose
@@ -252,7 +251,13 @@ impl Catalogue {
         };
         let (said, read) = (verdict.rule.code, words.rule.code);
         let overrule = if verdict.rule.loose {
-            read.class() != Class::Transient
+            // A loose rule's type is overruled by words of another hard or outside
+            // meaning, said by the provider: the output of an agent CLI that prints
+            // the conversation also holds the model's own words, which never overrule
+            // a provider's error.
+            read != said
+                && read.class() != Class::Transient
+                && !(words_in_output && facts.output.is_some())
         } else if said.class() == read.class() {
             said != read && verdict.rule.rank() == 1
         } else {
@@ -684,7 +689,6 @@ impl WordsRule {
             rule,
             text,
             any,
-            says_set: WordingSet::of(&says),
             says,
             stated,
         }
@@ -704,9 +708,20 @@ impl WordsRule {
     /// limit"): the words name what the failure is not.
     fn denied(&self, facts: &Facts, scan: &Scan) -> bool {
         let texts = facts.lowercase_texts();
-        let mut stated = scan.hits_of(&self.stated).peekable();
-        stated.peek().is_some()
-            && stated.all(|hit| denial_before(&texts[usize::from(hit.text)], hit.start as usize))
+        let stated: Vec<&Hit> = scan.hits_of(&self.stated).collect();
+        let denied: Vec<&Hit> = stated
+            .iter()
+            .copied()
+            .filter(|hit| denial_before(&texts[hit.text], hit.start))
+            .collect();
+        // A wording inside or across a denied one is denied with it ("not reached
+        // your usage limit": "usage limit" is not said on its own).
+        !stated.is_empty()
+            && stated.iter().all(|hit| {
+                denied.iter().any(|denial| {
+                    denial.text == hit.text && denial.start < hit.end && hit.start < denial.end
+                })
+            })
     }
 
     /// For a rule with `text` fragments (`"model"`, `"not found"`): whether one text
@@ -718,17 +733,19 @@ impl WordsRule {
             return true;
         };
         let texts = facts.lowercase_texts();
-        scan.hits(*first).any(|hit| {
-            let lower = &texts[usize::from(hit.text)];
-            let mut end = (hit.end as usize + NEAR).min(lower.len());
+        scan.hits(*first).iter().any(|hit| {
+            let lower = &texts[hit.text];
+            let mut end = (hit.end + NEAR).min(lower.len());
             while !lower.is_char_boundary(end) {
                 end -= 1;
             }
-            let within = |other: &Hit| {
-                other.text == hit.text && other.start >= hit.start && other.end as usize <= end
+            // Occurrences of one wording in one text share a length: the first at or
+            // after `hit` ends first.
+            let near = |id: &u16| {
+                scan.first_from(*id, hit.text, hit.start)
+                    .is_some_and(|other| other.end <= end)
             };
-            rest.iter().all(|id| scan.hits(*id).any(within))
-                && (self.says.is_empty() || scan.hits_of(&self.says_set).any(within))
+            rest.iter().all(near) && (self.says.is_empty() || self.says.iter().any(near))
         })
     }
 }
@@ -739,7 +756,10 @@ const NEAR: usize = 80;
 /// Whether the words just before `at` in `lower` deny what follows: "not ", "not
 /// your ", "not a ", "isn't ".
 fn denial_before(lower: &str, at: usize) -> bool {
-    let before = lower[..at].trim_end();
+    let Some(before) = lower.get(..at) else {
+        return false;
+    };
+    let before = before.trim_end();
     ["not", "not your", "not a", "isn't", "isn\u{2019}t"]
         .iter()
         .any(|denial| {
@@ -842,10 +862,85 @@ mod tests {
         assert_eq!(verdict.classification.code, SemanticCode::Overloaded);
         assert_eq!(verdict.rule, "anthropic.overloaded_error");
 
-        let output = "Here is the plan. First, your billing module reads the balance and\nError: unexpected EOF";
+        // The model's own prose, about quotas, billing and models, then the break.
+        let output = concat!(
+            "Here is the plan for this month. First, the billing module reads each ",
+            "customer's balance and quota; then the model picks a plan. The daily ",
+            "report runs per day, and retries wait a moment.\nError: unexpected EOF",
+        );
         let verdict = crate::classify(&Evidence::new("other").with_output(output), 0);
         assert_eq!(verdict.classification.code, SemanticCode::Network);
         assert_eq!(verdict.classification.confidence, Confidence::Medium);
+    }
+
+    /// A wording inside or across a denied one is denied with it.
+    #[test]
+    fn a_denied_wording_denies_the_wordings_it_holds() {
+        let verdict = crate::classify(
+            &Evidence::new("other").with_status(429).with_body(
+                r#"{"error":{"message":"Too many requests: you have not reached your usage limit, slow down"}}"#,
+            ),
+            0,
+        );
+        assert_eq!(verdict.classification.code, SemanticCode::RateLimited);
+    }
+
+    /// A loose `invalid_request_error` gives way to words of another hard or outside
+    /// meaning from the provider, never to passing words, never to the same code, and
+    /// never to the model's words in an agent CLI's output.
+    #[test]
+    fn a_loose_type_gives_way_only_to_a_graver_provider_meaning() {
+        let body = |message: &str| {
+            format!(r#"{{"error":{{"type":"invalid_request_error","message":"{message}"}}}}"#)
+        };
+        let read = |provider: &str, status: u16, message: &str| {
+            crate::classify(
+                &Evidence::new(provider)
+                    .with_status(status)
+                    .with_body(&body(message)),
+                0,
+            )
+        };
+        let verdict = read("deepseek", 400, "Model Not Exist");
+        assert_eq!(verdict.classification.code, SemanticCode::ModelUnavailable);
+        assert_eq!(verdict.classification.confidence, Confidence::Medium);
+        let verdict = read("openai", 400, "Request timed out while reading the body");
+        assert_eq!(verdict.rule, "openai.type.invalid_request_error");
+        let verdict = read("openai", 400, "Invalid params: messages must alternate");
+        assert_eq!(verdict.rule, "openai.type.invalid_request_error");
+        assert_eq!(verdict.classification.confidence, Confidence::High);
+        // Claude Code's stream: the API's 400, and the model's own words before it.
+        let output = concat!(
+            "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",",
+            "\"text\":\"The model was not found in the cache, so I rebuilt it.\"}]}}\n",
+            "API Error: 400 {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",",
+            "\"message\":\"messages.1: unexpected role\"}}",
+        );
+        let verdict = crate::classify(&Evidence::new("claude_code").with_output(output), 0);
+        assert_eq!(verdict.classification.code, SemanticCode::InvalidRequest);
+    }
+
+    /// Bodies with more texts than a small index holds, and shapes that only look like
+    /// errors, read without a panic and without inventing a failure.
+    #[test]
+    fn many_texts_and_error_lookalikes_read_safely() {
+        let items = vec![r#"{"code":3036,"message":"x"}"#; 70_000].join(",");
+        let body = format!(r#"{{"success":false,"errors":[{items}]}}"#);
+        let output = "a wait, not a rate limit; xx rate limit";
+        let evidence = Evidence::new("cloudflare")
+            .with_status(400)
+            .with_body(&body)
+            .with_output(output);
+        let _ = crate::classify(&evidence, 0);
+        // MiniMax's success status and a document with a title are not errors.
+        for body in [
+            r#"{"base_resp":{"status_code":0,"status_msg":"success"}}"#,
+            r#"{"title":"Quota planning","items":[]}"#,
+        ] {
+            let verdict =
+                crate::classify(&Evidence::new("other").with_status(200).with_body(body), 0);
+            assert_eq!(verdict.classification.code, SemanticCode::Unknown, "{body}");
+        }
     }
 
     /// Equally specific rules of different classes: low confidence, and the others named.

@@ -256,6 +256,13 @@ impl Family {
         }
     }
 
+    /// Whether this family's output prints the conversation (Claude Code's, Codex's
+    /// and the Gemini CLI's JSON streams), so that it holds the model's own words
+    /// beside any error.
+    pub fn prints_model_words(self) -> bool {
+        matches!(self, Self::ClaudeCode | Self::Codex | Self::GeminiCli)
+    }
+
     /// The index of this family in [`Family::ALL`].
     pub(crate) fn index(self) -> usize {
         self as usize
@@ -273,6 +280,12 @@ mod tests {
             let read = Family::from_provider(family.as_str());
             assert_ne!(read, Family::Other, "{}", family.as_str());
             assert_eq!(read.as_str(), family.as_str());
+            // A table of its own besides the generic table every family has.
+            assert!(
+                crate::rules::tables_for(read).len() >= 2,
+                "{}",
+                family.as_str()
+            );
         }
     }
 

@@ -80,7 +80,8 @@ impl Wordings {
         wordings.iter().map(|wording| self.id(wording)).collect()
     }
 
-    /// Every wording found in `texts` (lowercased), with its place.
+    /// Every wording found in `texts` (lowercased), with its place; the places sorted
+    /// by wording, then text, then start.
     pub fn scan(&self, texts: &[String]) -> Scan {
         let mut scan = Scan::default();
         for (text, lower) in texts.iter().enumerate() {
@@ -89,12 +90,14 @@ impl Wordings {
                 scan.found[pattern / 64] |= 1 << (pattern % 64);
                 scan.hits.push(Hit {
                     pattern: pattern as u16,
-                    text: text as u16,
-                    start: hit.start() as u32,
-                    end: hit.end() as u32,
+                    text,
+                    start: hit.start(),
+                    end: hit.end(),
                 });
             }
         }
+        scan.hits
+            .sort_unstable_by_key(|hit| (hit.pattern, hit.text, hit.start));
         scan
     }
 }
@@ -104,9 +107,9 @@ impl Wordings {
 pub(crate) struct Hit {
     pub pattern: u16,
     /// The index of the text, in [`crate::facts::Facts::lowercase_texts`] order.
-    pub text: u16,
-    pub start: u32,
-    pub end: u32,
+    pub text: usize,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// The wordings one error's texts hold.
@@ -128,9 +131,20 @@ impl Scan {
         ids.iter().any(|id| self.found(*id))
     }
 
-    /// Every occurrence of the wording with this id.
-    pub fn hits(&self, id: u16) -> impl Iterator<Item = &Hit> {
-        self.hits.iter().filter(move |hit| hit.pattern == id)
+    /// Every occurrence of the wording with this id, by text and start.
+    pub fn hits(&self, id: u16) -> &[Hit] {
+        let from = self.hits.partition_point(|hit| hit.pattern < id);
+        let to = self.hits.partition_point(|hit| hit.pattern <= id);
+        &self.hits[from..to]
+    }
+
+    /// The first occurrence of the wording with this id in text `text` that starts at
+    /// or after `start` (a binary search: no rule's check grows with the square of
+    /// the occurrences).
+    pub fn first_from(&self, id: u16, text: usize, start: usize) -> Option<&Hit> {
+        let hits = self.hits(id);
+        let at = hits.partition_point(|hit| (hit.text, hit.start) < (text, start));
+        hits.get(at).filter(|hit| hit.text == text)
     }
 
     /// Every occurrence of these wordings.
@@ -188,8 +202,9 @@ mod tests {
         for wording in ["balance is insufficient", "insufficient balance"] {
             assert!(scan.found(WORDINGS.id(wording)), "{wording}");
         }
-        let places: Vec<(u16, u32)> = scan
+        let places: Vec<(usize, usize)> = scan
             .hits(WORDINGS.id("balance is insufficient"))
+            .iter()
             .map(|hit| (hit.text, hit.start))
             .collect();
         assert_eq!(places, [(1, 5), (1, 29)]);

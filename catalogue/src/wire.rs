@@ -39,6 +39,9 @@ pub(crate) struct WireBody<'a> {
     /// Requests"}`).
     #[serde(default, borrow)]
     pub title: Scalar<'a>,
+    /// A problem's `status`: a `title` is an error's only beside it or a `detail`.
+    #[serde(default, borrow)]
+    pub status: Scalar<'a>,
     /// MiniMax: `"base_resp":{"status_code":2049,"status_msg":"invalid api key"}`.
     #[serde(default, borrow)]
     pub base_resp: Option<WireBaseResp<'a>>,
@@ -541,7 +544,7 @@ impl WireBody<'_> {
             || self.aws_type.0.is_some()
             || self.name.0.is_some()
             || self.detail.0.is_some()
-            || self.title.0.is_some()
+            || (self.title.0.is_some() && self.status.0.is_some())
             || self.base_resp.as_ref().is_some_and(WireBaseResp::failed)
             || !self.errors.0.is_empty()
             || self

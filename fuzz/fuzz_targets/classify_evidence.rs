@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 const NOW_MS: i64 = 1_796_004_000_000;
 
 /// One provider per family, and the agent CLIs.
-const PROVIDERS: [&str; 9] = [
+const PROVIDERS: [&str; 22] = [
     "anthropic",
     "openai",
     "gemini",
@@ -26,6 +26,19 @@ const PROVIDERS: [&str; 9] = [
     "claude_code",
     "codex",
     "gemini_cli",
+    "moonshot",
+    "zhipu",
+    "dashscope",
+    "siliconflow",
+    "nvidia_nim",
+    "huggingface",
+    "perplexity",
+    "cerebras",
+    "cloudflare",
+    "github_copilot",
+    "cursor",
+    "opencode",
+    "goose",
     "other",
 ];
 

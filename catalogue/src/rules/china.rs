@@ -62,7 +62,7 @@ pub(crate) const DASHSCOPE: &[Rule] = &[
     rule("dashscope.arrearage", InsufficientCredits).error_code("Arrearage"),
     rule("dashscope.invalid_api_key", AuthFailed).error_code("InvalidApiKey"),
     rule("dashscope.data_inspection_failed", ContentFiltered).error_code("data_inspection_failed"),
-    rule("dashscope.insufficient_quota", RateLimited).error_code("insufficient_quota"),
+    rule("dashscope.insufficient_quota", RateLimited).status(429).error_code("insufficient_quota"),
 ];
 
 /// SiliconFlow: an integer code at the top level. Source:

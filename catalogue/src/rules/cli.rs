@@ -92,7 +92,8 @@ pub(crate) const OPENCODE: &[Rule] = &[
 /// Source: <https://github.com/block/goose/blob/main/crates/goose/src/providers/errors.rs>.
 #[rustfmt::skip]
 pub(crate) const GOOSE: &[Rule] = &[
-    rule("goose.rate_limit_exceeded", RateLimited).text_any(&["ratelimitexceeded(", "rate limit exceeded:"]),
+    // Goose labels every 429 it passes on so, a spent balance too: its label is loose.
+    rule("goose.rate_limit_exceeded", RateLimited).text_any(&["ratelimitexceeded(", "rate limit exceeded:"]).loose(),
     rule("goose.context_length_exceeded", ContextLengthExceeded).text(&["context length exceeded. truncation attempt"]),
     rule("goose.authentication_failed", AuthFailed).text(&["authentication error: authentication failed"]),
     rule("goose.error_sending_request", Network).text(&["execution error: error sending request"]),

@@ -212,10 +212,12 @@ impl Rule {
         self
     }
 
-    /// Its error type is one providers and gateways give any failure they blame on the
-    /// request (`invalid_request_error` with "Model Not Exist", "account deactivated",
-    /// "Content Exists Risk"): the generic layer's words of a hard or outside meaning
-    /// overrule it; words of a passing one never do.
+    /// It names how a failure was wrapped more than what it is: an error type
+    /// providers and gateways give any failure they blame on the request
+    /// (`invalid_request_error` with "Model Not Exist", "account deactivated",
+    /// "Content Exists Risk"), a tool's label for every 429 it passes on. The generic
+    /// layer's words of another hard or outside meaning, said by the provider (not
+    /// in a CLI's output), overrule it; words of a passing one never do.
     pub const fn loose(mut self) -> Self {
         self.loose = true;
         self

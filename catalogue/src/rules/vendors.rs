@@ -1,8 +1,7 @@
 //! Vendors with errors of their own. Azure OpenAI, Mistral, Groq and DeepSeek: their
 //! OpenAI-shaped errors fall through to the OpenAI table. Nvidia NIM, Hugging Face,
 //! Perplexity, Cerebras and Cloudflare: their own tables only, and the generic layer
-//! for the rest (the OpenAI table would read their `invalid_request_error` as the
-//! caller's mistake before the words say what it is).
+//! for the rest.
 
 use policy::SemanticCode::*;
 
@@ -83,7 +82,7 @@ pub(crate) const PERPLEXITY: &[Rule] = &[
 /// Source: <https://inference-docs.cerebras.ai/support/error>.
 #[rustfmt::skip]
 pub(crate) const CEREBRAS: &[Rule] = &[
-    rule("cerebras.request_quota_exceeded", RateLimited).error_code("request_quota_exceeded"),
+    rule("cerebras.request_quota_exceeded", RateLimited).status(429).error_code("request_quota_exceeded"),
     rule("cerebras.payment_required", InsufficientCredits).error_code("payment_required"),
     rule("cerebras.model_not_found", ModelUnavailable).error_code("model_not_found"),
 ];
