@@ -14,7 +14,11 @@ pub(crate) const OLLAMA: &[Rule] = &[
     rule("ollama.pull_manifest", ModelUnavailable).text(&["pull model manifest"]),
     rule("ollama.could_not_connect", Network).text(&["could not connect to ollama"]),
     rule("ollama.runner_terminated", ServerError).text(&["llama runner process has terminated"]),
-    // The runner died loading a model too large for the memory there is.
+    // The runner died loading the model: a file it cannot read, or a model too large
+    // for the memory there is.
+    rule("ollama.runner_load_error", ModelUnavailable)
+        .text(&["llama runner process has terminated", "error loading model"])
+        .outranks(),
     rule("ollama.runner_out_of_memory", ModelUnavailable)
         .says(&["out of memory", "unable to allocate", "enough available memory"], &[
             "out of memory", "unable to allocate", "not have enough available memory",

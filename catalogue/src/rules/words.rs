@@ -138,11 +138,12 @@ pub(crate) const RULES: &[Rule] = &[
     // does not make it fit; another candidate may.
     rule("words.load_failed", ModelUnavailable)
         .says(&["loading", "memory", "allocate", "resources", "runner", "failed to start", "load engine",
-                "create model", "failed to load"], &[
+                "create model", "failed to load", "load your model", "completed downloading"], &[
             "model loading aborted", "model loading was stopped", "model loading was aborted",
             "insufficient system resources", "not have enough available memory", "not enough available memory",
             "not have enough memory", "unable to allocate backend buffer", "runner exited", "model failed to start",
             "failed to start model", "could not load engine", "failed to create model", "failed to load llama-server",
+            "could not properly load your model", "could not load your model", "has not completed downloading",
         ]),
     rule("words.auth", AuthFailed)
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
@@ -186,7 +187,7 @@ pub(crate) const RULES: &[Rule] = &[
         .says(&["api key", "api_key", "apikey", "api-key", "credential", "logged in", "log in", "login",
                 "authorization header", "bearer", "no token", "token is missing", "missing token",
                 "token not provided", "token was not provided", "authenticat", "environment variable", "key is set",
-                "key is not set", "did not find", "resolve authentication", ".env", "were not found", "未收到",
+                "key is not set", "did not find", "resolve authentication", ".env", "were not found", "缺失", "未收到",
                 "未提供", "缺少"], &[
             "no api key", "missing api key", "api key is missing", "api key missing", "api key not set",
             "api key is not set", "api key not found", "api key is required", "api key required",
@@ -208,7 +209,7 @@ pub(crate) const RULES: &[Rule] = &[
             "missing bearer", "no bearer", "no token provided", "token is missing", "missing token",
             "token not provided", "token was not provided", "authentication required", "no authentication",
             "authentication information", "未收到authorization", "未提供api", "未提供 api", "未提供令牌", "缺少api",
-            "缺少 api", "缺少authorization",
+            "缺少 api", "缺少authorization", "api_key缺失", "api key缺失", "apikey缺失", "密钥缺失",
         ]),
     rule("words.unsupported_parameter", ProviderMisconfigured)
         .says(&["unsupported", "unrecognized request argument", "unknown parameter", "unknown field", "support",
@@ -225,7 +226,8 @@ pub(crate) const RULES: &[Rule] = &[
     // The wrong API or endpoint for what was asked: an address, not a retry, fixes it.
     rule("words.endpoint", ProviderMisconfigured)
         .says(&["api", "endpoint", "url", "migrate", "route", "please use", "api base", "404", "provider",
-                "protocol scheme", "cannot post", "handler found", "openapi method", "instance name", "cors"], &[
+                "protocol scheme", "cannot post", "handler found", "openapi method", "instance name", "cors", "action"],
+                &[
             "api was removed", "api has been removed", "api is deprecated", "api has been deprecated",
             "endpoint was removed", "endpoint has been removed", "endpoint is deprecated", "endpoint has been deprecated",
             "endpoint is no longer", "api is no longer", "is no longer supported. please use", "please migrate to",
@@ -235,20 +237,20 @@ pub(crate) const RULES: &[Rule] = &[
             "404 page not found", "404 status code (no body)", "404, no body", "invalid provider", "unknown provider",
             "unsupported provider", "provider not found", "unsupported protocol scheme", "cannot post /",
             "no handler found on route", "double check your url", "unsupported openapi method", "instance name not found",
-            "blocked by cors policy",
+            "blocked by cors policy", "endpoint not found", "specified action is invalid", "invalidaction",
         ]),
 
     // Outside: the request itself.
     rule("words.context_length", ContextLengthExceeded)
         .says(&["context", "too long", "length", "token limit", "max_seq_len", "n_ctx", "inputs", "tokens",
-                "maximum number", "token count", "input", "上下文", "长度", "过长"], &[
+                "maximum number", "token count", "input", "shorten", "上下文", "长度", "过长"], &[
             "context length", "context window", "context_length", "maximum context", "context size",
             "exceeds the context", "exceed the context", "context limit", "prompt is too long",
             "input is too long", "input too long", "maximum length", "max length", "input length",
             "length of prompt", "reduce the length", "max_seq_len", "model token limit", "n_ctx",
             "`inputs` tokens", "`inputs` must have less than", "maximum number of tokens", "token count exceeds",
             "too many input tokens", "input tokens exceed", "exceeds maximum input", "prompt too long",
-            "prompt token count",
+            "prompt token count", "shorten your prompt",
             "上下文长度", "超过最大长度", "超出最大长度", "输入过长", "超出上下文", "超过上下文", "最大长度",
             "最大上下文",
         ]),
@@ -269,6 +271,7 @@ pub(crate) const RULES: &[Rule] = &[
     rule("words.invalid_request", InvalidRequest)
         .says(&["invalid param", "parameter", "json", "deserialize", "tool_result", "formed request", "tool_use",
                 "tool call found", "its required", "at least one content", "role must", "enum value", "odd number",
+                "is required",
                 "tokens you requested",
                 "content length", "not allowed to be",
                 "格式", "参数"], &[
@@ -276,6 +279,7 @@ pub(crate) const RULES: &[Rule] = &[
             "parameter specified in the request", "cannot deserialize",
             "malformed json", "ids were found without tool_result", "improperly formed request",
             "must have at least one content", "role must be", "invalid enum value", "must be an odd number",
+            "model is required",
             "maximum tokens you requested",
             "content length must be greater", "are not allowed to be [",
             "malformed request", "parameter check failed", "`tool_use` blocks must be", "tool_use blocks must be",
@@ -365,6 +369,8 @@ pub(crate) const RULES: &[Rule] = &[
             "context canceled", "context cancelled", "request was cancelled", "request was canceled",
             "request cancelled", "request canceled", "cancelled by user", "canceled by user", "cancelled by the user",
             "canceled by the user", "request was aborted", "request aborted", "operation was aborted",
-            "user aborted", "aborterror", "operation was canceled", "operation was cancelled",
+            "user aborted", "operation was canceled", "operation was cancelled", "requested to abort", "aborterror: ",
+            "bodystreambuffer was aborted",
+            "stream aborted",
         ]),
 ];
