@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use memchr::memmem::Finder;
 use policy::{Class, Classification, Confidence, SemanticCode};
+use smallvec::SmallVec;
 
 use crate::CATALOGUE_VERSION;
 use crate::evidence::Evidence;
@@ -42,6 +43,10 @@ pub struct Catalogue {
     families: Vec<CompiledFamily>,
     /// The generic layer: plain words any provider may use (`rules/words.rs`).
     words: Vec<WordsRule>,
+    /// Per wording of the one pass: the generic-layer rules (by index in `words`) that
+    /// cannot hold unless it is found, so only the rules an error's wordings name are
+    /// checked.
+    words_by_trigger: Vec<Vec<u16>>,
 }
 
 /// A rule of the generic layer, its words as ids of the one pass (`scan`).
@@ -133,9 +138,17 @@ impl Catalogue {
             .into_iter()
             .map(|family| CompiledFamily::compile(tables_for(family)))
             .collect();
+        let words: Vec<WordsRule> = WORDS.iter().map(WordsRule::compile).collect();
+        let mut words_by_trigger = vec![Vec::new(); WORDINGS.len()];
+        for (index, rule) in words.iter().enumerate() {
+            for id in rule.triggers() {
+                words_by_trigger[usize::from(*id)].push(index as u16);
+            }
+        }
         Self {
             families,
-            words: WORDS.iter().map(WordsRule::compile).collect(),
+            words,
+            words_by_trigger,
         }
     }
 
@@ -238,7 +251,7 @@ impl Catalogue {
         {
             return family;
         }
-        let Some(words) = read_words(&self.words, facts, status) else {
+        let Some(words) = self.read_words(facts, status) else {
             return family;
         };
         let Some(verdict) = family else {
@@ -264,6 +277,18 @@ impl Catalogue {
             gravity(read.class()) > gravity(said.class())
         };
         Some(if overrule { words } else { verdict })
+    }
+
+    /// The generic layer's reading of these facts: only the rules whose words the one
+    /// pass found are checked, in table order.
+    fn read_words(&self, facts: &Facts, status: Option<u16>) -> Option<Verdict> {
+        let mut candidates: SmallVec<[u16; 16]> = SmallVec::new();
+        for id in facts.scan().patterns() {
+            candidates.extend_from_slice(&self.words_by_trigger[usize::from(id)]);
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        read_words(&self.words, &candidates, facts, status)
     }
 
     fn finish(
@@ -628,10 +653,16 @@ fn may_pass(rule: &Rule, status: Option<u16>) -> bool {
 /// The generic layer's reading (`rules/words.rs`): of the meanings that hold, in table
 /// order, a hard one before a transient one; an outside one beside another class is a
 /// conflict (low confidence), else what it means at medium confidence.
-fn read_words(words: &[WordsRule], facts: &Facts, status: Option<u16>) -> Option<Verdict> {
+fn read_words(
+    words: &[WordsRule],
+    candidates: &[u16],
+    facts: &Facts,
+    status: Option<u16>,
+) -> Option<Verdict> {
     let scan = facts.scan();
-    let mut holding: Vec<&'static Rule> = words
+    let mut holding: Vec<&'static Rule> = candidates
         .iter()
+        .map(|index| &words[usize::from(*index)])
         .filter(|words| words.holds(facts, scan, status))
         .map(|words| words.rule)
         .collect();
@@ -691,6 +722,23 @@ impl WordsRule {
             any,
             says,
             stated,
+        }
+    }
+
+    /// The wordings without which it cannot hold: its first fragment, else each of
+    /// its exact wordings, else each of its alternatives.
+    fn triggers(&self) -> &[u16] {
+        if let Some(first) = self.text.first() {
+            std::slice::from_ref(first)
+        } else if !self.says.is_empty() {
+            &self.says
+        } else {
+            assert!(
+                !self.any.is_empty(),
+                "{}: a generic-layer rule names words",
+                self.rule.id
+            );
+            &self.any
         }
     }
 

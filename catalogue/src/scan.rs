@@ -75,6 +75,11 @@ impl Wordings {
             .expect("every says wording and generic-layer fragment is in the pass")
     }
 
+    /// How many wordings the pass looks for (ids run from 0 to this, less one).
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
     /// The ids of these wordings.
     pub fn ids(&self, wordings: &[&'static str]) -> Vec<u16> {
         wordings.iter().map(|wording| self.id(wording)).collect()
@@ -129,6 +134,17 @@ impl Scan {
     /// Whether one of these wordings occurs.
     pub fn any(&self, ids: &[u16]) -> bool {
         ids.iter().any(|id| self.found(*id))
+    }
+
+    /// The id of every wording found, each once, in increasing order.
+    pub fn patterns(&self) -> impl Iterator<Item = u16> + '_ {
+        let mut last = None;
+        self.hits.iter().filter_map(move |hit| {
+            (last != Some(hit.pattern)).then(|| {
+                last = Some(hit.pattern);
+                hit.pattern
+            })
+        })
     }
 
     /// Every occurrence of the wording with this id, by text and start.
