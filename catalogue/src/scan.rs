@@ -138,13 +138,9 @@ impl Scan {
 
     /// The id of every wording found, each once, in increasing order.
     pub fn patterns(&self) -> impl Iterator<Item = u16> + '_ {
-        let mut last = None;
-        self.hits.iter().filter_map(move |hit| {
-            (last != Some(hit.pattern)).then(|| {
-                last = Some(hit.pattern);
-                hit.pattern
-            })
-        })
+        self.hits
+            .chunk_by(|one, next| one.pattern == next.pattern)
+            .map(|run| run[0].pattern)
     }
 
     /// Every occurrence of the wording with this id, by text and start.
