@@ -14,6 +14,9 @@ pub(crate) const RULES: &[Rule] = &[
     // The same quota ids quoted in text (SDK and CLI logs that print the error).
     rule("gemini.quota_per_day_text", QuotaExhausted).text(&["perday"]).outranks(),
     rule("gemini.quota_limit_zero", QuotaExhausted).text(&["limit: 0,"]).outranks(),
+    // An ErrorInfo reason naming a credits balance (`INSUFFICIENT_G1_CREDITS_BALANCE`,
+    // behind a 429 `RESOURCE_EXHAUSTED`): the balance is spent, a wait refills nothing.
+    rule("gemini.credits_balance", InsufficientCredits).text(&["credits_balance"]).outranks(),
     rule("gemini.input_token_count", ContextLengthExceeded).text(&["exceeds the maximum number of tokens allowed"]),
     rule("gemini.user_location", ProviderMisconfigured).text(&["user location is not supported"]),
     rule("gemini.free_tier_country", ProviderMisconfigured).text(&["free tier is not available in your country"]),

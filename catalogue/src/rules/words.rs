@@ -138,12 +138,14 @@ pub(crate) const RULES: &[Rule] = &[
     // does not make it fit; another candidate may.
     rule("words.load_failed", ModelUnavailable)
         .says(&["loading", "memory", "allocate", "resources", "runner", "failed to start", "load engine",
-                "create model", "failed to load", "load your model", "completed downloading"], &[
+                "create model", "failed to load", "load your model", "completed downloading", "load failed",
+                "load-error"], &[
             "model loading aborted", "model loading was stopped", "model loading was aborted",
             "insufficient system resources", "not have enough available memory", "not enough available memory",
             "not have enough memory", "unable to allocate backend buffer", "runner exited", "model failed to start",
             "failed to start model", "could not load engine", "failed to create model", "failed to load llama-server",
             "could not properly load your model", "could not load your model", "has not completed downloading",
+            "load failed", "received load-error",
         ]),
     rule("words.auth", AuthFailed)
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
@@ -238,6 +240,7 @@ pub(crate) const RULES: &[Rule] = &[
             "unsupported provider", "provider not found", "unsupported protocol scheme", "cannot post /",
             "no handler found on route", "double check your url", "unsupported openapi method", "instance name not found",
             "blocked by cors policy", "endpoint not found", "specified action is invalid", "invalidaction",
+            "could not route to",
         ]),
 
     // Outside: the request itself.
@@ -333,7 +336,7 @@ pub(crate) const RULES: &[Rule] = &[
                 "not be running", "unexpected end", "enotfound", "eai_again", "getaddrinfo", "resolve", "name resolution",
                 "name or service", "lookup address", "unreach", "stream error", "protocol error", "decoding response",
                 "reaching", "reach", "ended the response", "failed to stream", "not connected", "connecting to",
-                "http2_protocol", "检查网络",
+                "http2_protocol", "failed to fetch", "检查网络",
                 "连接"], &[
             "unexpected eof", "eof occurred", "eof while", "socket hang up", "socket closed", "socket was closed",
             "connection error", "connection reset", "connection closed", "connection refused",
@@ -351,7 +354,7 @@ pub(crate) const RULES: &[Rule] = &[
             "ehostunreach", "enetunreach", "stream error", "protocol error", "error decoding response body",
             "problem reaching", "trouble reaching", "unable to reach", "could not reach", "failed to reach",
             "ended the response before", "failed to stream", "model not connected", "issue connecting to",
-            "http2_protocol_error", "检查网络",
+            "http2_protocol_error", "failed to fetch", "检查网络",
             "连接失败", "连接被重置", "连接中断", "连接断开",
         ])
         .general(),
