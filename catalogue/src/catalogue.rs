@@ -33,7 +33,7 @@ pub const UNKNOWN_RULE: &str = "unknown";
 /// ```
 /// use catalogue::{Catalogue, Evidence, Transport};
 /// let catalogue = Catalogue::shared();
-/// assert_eq!(catalogue.version(), "2026.12.3");
+/// assert_eq!(catalogue.version(), "2026.12.4");
 /// let verdict = catalogue.classify(&Evidence::new("openai").with_transport(Transport::Tls), 0);
 /// assert_eq!(verdict.classification.code, policy::SemanticCode::ProviderMisconfigured);
 /// assert_eq!(verdict.rule, "transport.tls");
@@ -110,7 +110,7 @@ impl Catalogue {
         &SHARED
     }
 
-    /// The version stored with every classification (`2026.12.3`).
+    /// The version stored with every classification (`2026.12.4`).
     pub fn version(&self) -> &'static str {
         CATALOGUE_VERSION
     }

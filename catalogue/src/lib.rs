@@ -65,7 +65,7 @@ pub use wall_clock::{time_zone, time_zone_names};
 use policy::SemanticCode;
 
 /// The catalogue version stored with every classification it makes.
-pub const CATALOGUE_VERSION: &str = "2026.12.3";
+pub const CATALOGUE_VERSION: &str = "2026.12.4";
 
 /// Classifies one piece of evidence with the shared catalogue; `now_ms` (unix
 /// milliseconds) stands in for a missing `observed_at`.

@@ -27,7 +27,7 @@ use crate::hints::DroppedHint;
 ///     serde_json::json!({
 ///         "code": "rate_limited", "class": "transient", "confidence": "high",
 ///         "retry_after_ms": 20000, "reset_at": "2026-11-30T02:00:20Z",
-///         "rule": "anthropic.rate_limit_error", "catalogue": "2026.12.3",
+///         "rule": "anthropic.rate_limit_error", "catalogue": "2026.12.4",
 ///         "safe_cause": "Number of request tokens has exceeded your per-minute rate limit",
 ///     }),
 /// );

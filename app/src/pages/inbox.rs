@@ -128,7 +128,7 @@ fn Reclassified(view: ReclassifyView) -> impl IntoView {
     }
 }
 
-/// "insufficient_credits (hard), medium confidence, by words.credits, catalogue 2026.12.3".
+/// "insufficient_credits (hard), medium confidence, by words.credits, catalogue 2026.12.4".
 fn verdict_words(verdict: &VerdictView) -> String {
     format!(
         "{} ({}), {} confidence, by {}, catalogue {}",
