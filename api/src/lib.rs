@@ -6,7 +6,7 @@
 //!
 //! - `ids`, `time`: one type per id, [`Revision`], [`Generation`] and [`Timestamp`],
 //!   from the store to the browser.
-//! - `providers`, `profiles`, `classify`, `tasks`: each request type with its checks
+//! - `providers`, `profiles`, `classify`, `tasks`, `overview`: each request type with its checks
 //!   (`validator` derives for lengths, ranges and shapes; the policy crate's
 //!   readers for policy documents) and each response ("view") type.
 //! - [`read`]: a body read into its request type with every error at once.
@@ -38,6 +38,7 @@ mod inbox;
 mod json_text;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+mod overview;
 mod profiles;
 mod providers;
 pub mod read;
@@ -62,6 +63,10 @@ pub use inbox::{InboxGroup, InboxView, Reclassified, ReclassifyView, VerdictView
 pub use json_text::{JsonAnswer, JsonText};
 // The readers of evidence's fields and of RFC 3339 times are the policy crate's,
 // which the catalogue reads evidence with too.
+pub use overview::{
+    CircuitView, InboxCount, OVERVIEW_RECENT_MS, OVERVIEW_TASKS_MAX, OverviewView, RecentCounts,
+    SetupCounts,
+};
 pub use policy::evidence::{BodyText, HeaderValue, HttpStatus, LenientJson};
 pub use policy::rfc3339::RFC3339_PATTERN;
 pub use policy::{ErrorCode, FieldError, FieldPath};

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use api::{
     ActionRequest, ApiError, ClientKeyCreated, ClientKeyId, ClientKeyRequest, ClientKeyView,
-    InboxView, KeyEnvRules, ProfileId, ProfileRequest, ProfileView, ProviderId, ProviderRequest,
-    ProviderView, ReclassifyView, TaskId, TaskPage, TaskQuery, TaskRequest, TaskView, Timestamp,
+    InboxView, KeyEnvRules, OverviewView, ProfileId, ProfileRequest, ProfileView, ProviderId,
+    ProviderRequest, ProviderView, ReclassifyView, TaskId, TaskPage, TaskQuery, TaskRequest,
+    TaskView, Timestamp,
 };
 use leptos::prelude::use_context;
 
@@ -55,6 +56,8 @@ pub trait Backend: Send + Sync + 'static {
     async fn catalogue_inbox(&self) -> Result<InboxView, ApiError>;
     /// Stored evidence read again, as `GET /api/catalogue/reclassify` answers.
     async fn reclassify(&self) -> Result<ReclassifyView, ApiError>;
+    /// What needs a person, as `GET /api/overview` answers it.
+    async fn overview(&self) -> Result<OverviewView, ApiError>;
     /// The server's clock: countdowns count to its deadlines.
     fn now(&self) -> Timestamp;
 }

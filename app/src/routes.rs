@@ -15,7 +15,8 @@ use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
 use crate::pages::{
-    ClientKeysPage, InboxPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage, TasksPage,
+    ClientKeysPage, HomePage, InboxPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage,
+    TasksPage,
 };
 
 /// A lazy route that shows one page component (the page owns its data).
@@ -38,6 +39,10 @@ macro_rules! lazy_page {
     };
 }
 
+lazy_page!(
+    /// `/`: what needs a person.
+    HomeRoute => HomePage
+);
 lazy_page!(
     /// `/profiles`.
     ProfilesRoute => ProfilesPage
@@ -79,6 +84,7 @@ pub async fn preload(path: &str) {
         .filter(|segment| !segment.is_empty())
         .collect();
     match segments.as_slice() {
+        [] => HomeRoute::preload().await,
         ["profiles"] => ProfilesRoute::preload().await,
         // `/profiles/new` and `/profiles/{id}`.
         ["profiles", _] => ProfileEditRoute::preload().await,

@@ -6,10 +6,10 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{Lazy, SsrMode, path};
 
 use crate::layout::TopBar;
-use crate::pages::{HomePage, NotFoundPage};
+use crate::pages::NotFoundPage;
 use crate::routes::{
-    ClientKeysRoute, InboxRoute, ProfileEditRoute, ProfilesRoute, ProvidersRoute, TaskRoute,
-    TasksRoute,
+    ClientKeysRoute, HomeRoute, InboxRoute, ProfileEditRoute, ProfilesRoute, ProvidersRoute,
+    TaskRoute, TasksRoute,
 };
 
 /// The base name of the browser bundle: `switchback.js`, `switchback_bg.wasm`
@@ -52,7 +52,7 @@ pub fn App() -> impl IntoView {
             <TopBar />
             <main id="main" class="page">
                 <Routes fallback=NotFoundPage>
-                    <Route path=path!("") view=HomePage />
+                    <Route path=path!("") view={Lazy::<HomeRoute>::new()} ssr=SsrMode::Async />
                     // Async: the whole page is in the first answer, so it reads
                     // and posts without JavaScript.
                     // The pages come in chunks of their own (`routes`).

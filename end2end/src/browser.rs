@@ -169,6 +169,20 @@ impl TestPage {
         Ok(())
     }
 
+    /// With `SWITCHBACK_SCREENSHOTS=DIR` set, the whole page as `DIR/NAME.png` (to
+    /// look at what a test saw); without it, nothing.
+    pub async fn screenshot_if_asked(&self, name: &str) -> anyhow::Result<()> {
+        let Some(dir) = std::env::var_os("SWITCHBACK_SCREENSHOTS") else {
+            return Ok(());
+        };
+        let options = playwright_rs::protocol::ScreenshotOptions::builder()
+            .full_page(true)
+            .build();
+        let path = std::path::Path::new(&dir).join(format!("{name}.png"));
+        self.page.screenshot_to_file(&path, Some(options)).await?;
+        Ok(())
+    }
+
     /// Sign in on the sign-in page the browser is on, with `token`.
     pub async fn sign_in(&self, token: &str) -> anyhow::Result<()> {
         use playwright_rs::protocol::AriaRole;

@@ -3,6 +3,7 @@
 
 mod access;
 mod client_keys;
+mod home;
 mod inbox;
 mod profile_editor;
 mod providers;

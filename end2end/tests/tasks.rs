@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 /// A policy that waits for a provider's reset (up to an hour) on transient
 /// errors and holds nothing back on hard ones.
-fn patient_policy() -> Value {
+pub(crate) fn patient_policy() -> Value {
     json!({"version": 2,
         "transient": {"retry": {"enabled": true, "max_retries": 3, "initial_interval_ms": 60000},
                       "reset_wait": {"enabled": true, "max_wait_s": 3600}, "on_exhausted": "skip"},
@@ -19,26 +19,30 @@ fn patient_policy() -> Value {
 }
 
 /// OpenAI's 429 that names a reset ten minutes away.
-fn rate_limited() -> Value {
+pub(crate) fn rate_limited() -> Value {
     json!({"error": {"provider": "openai", "status": 429,
         "headers": {"retry-after": "600"},
         "body": "{\"error\":{\"message\":\"Rate limit reached for requests\",\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}"}})
 }
 
 /// A stream cut after output began: an unsafe effect, so the route is held.
-fn cut_off() -> Value {
+pub(crate) fn cut_off() -> Value {
     json!({"partial": "Half an ans", "error": {"provider": "anthropic", "status": 200,
         "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}})
 }
 
 /// A simulated provider replaying `script`, a profile of one candidate on it
 /// (and a second, steady one), and a task; answers the task's id.
-fn start_task(server: &TestServer, script: Value) -> anyhow::Result<String> {
+pub(crate) fn start_task(server: &TestServer, script: Value) -> anyhow::Result<String> {
     start_task_asking(server, script, "Summarise the incident report.")
 }
 
 /// As [`start_task`], with this prompt.
-fn start_task_asking(server: &TestServer, script: Value, prompt: &str) -> anyhow::Result<String> {
+pub(crate) fn start_task_asking(
+    server: &TestServer,
+    script: Value,
+    prompt: &str,
+) -> anyhow::Result<String> {
     let (status, provider) = server.send_json(
         "POST",
         "/api/providers",
@@ -78,7 +82,7 @@ fn rand_suffix() -> String {
 
 /// Poll the API (not a sleep for a deadline: the simulated call answers at once)
 /// until the task's route is in `state`; answers the task.
-fn wait_for_state(server: &TestServer, id: &str, state: &str) -> anyhow::Result<Value> {
+pub(crate) fn wait_for_state(server: &TestServer, id: &str, state: &str) -> anyhow::Result<Value> {
     Ok(testkit::eventually(
         std::time::Duration::from_secs(10),
         || match server.send_json("GET", &format!("/api/tasks/{id}"), &Value::Null) {
@@ -98,7 +102,10 @@ async fn see_route(page: &playwright_rs::protocol::Page, heading: &str) -> anyho
 }
 
 /// Click the button named `name` in `within`.
-async fn press(within: &playwright_rs::protocol::Locator, name: &str) -> anyhow::Result<()> {
+pub(crate) async fn press(
+    within: &playwright_rs::protocol::Locator,
+    name: &str,
+) -> anyhow::Result<()> {
     within
         .get_by_role(AriaRole::Button, named(name))
         .click(None)

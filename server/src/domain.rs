@@ -461,6 +461,17 @@ pub struct TaskListing {
     pub prompt: String,
 }
 
+/// Routes counted by state: what needs a person now, and how the recent tasks stand.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteCounts {
+    /// Routes held for a person now.
+    pub held: u32,
+    /// Routes waiting for a deadline now (a retry's or a reset's).
+    pub waiting: u32,
+    /// The routes of the tasks created in the window asked for, by state.
+    pub created_since: Vec<(policy::route::RouteState, u32)>,
+}
+
 /// What a shared circuit closes: a provider (`model` `None`) or one of its models.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CircuitKey {

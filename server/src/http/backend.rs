@@ -92,6 +92,12 @@ impl Backend for Services {
             .map_err(AppError::into_api_error)
     }
 
+    async fn overview(&self) -> Result<api::OverviewView, ApiError> {
+        Services::overview(self)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
     async fn reclassify(&self) -> Result<api::ReclassifyView, ApiError> {
         Services::reclassify(self)
             .await

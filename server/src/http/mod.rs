@@ -54,6 +54,9 @@ pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();
     let backend: SharedBackend = Arc::new(state.services.clone());
+    let access_mode = app::layout::AccessMode {
+        guarded: state.access.is_guarded(),
+    };
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/login", get(access::login_page).post(access::login))
@@ -66,6 +69,7 @@ pub fn router(state: AppState) -> Router {
             routes,
             move || {
                 provide_context(backend.clone());
+                provide_context(access_mode);
                 page_policy_header();
             },
             move || app::shell(leptos_options.clone()),

@@ -12,6 +12,7 @@ use crate::site;
 /// 404, rendered by the app).
 pub async fn static_file_or_not_found(
     State(options): State<LeptosOptions>,
+    State(access): State<super::AccessControl>,
     request: Request<Body>,
 ) -> Response {
     if request.method() == Method::GET || request.method() == Method::HEAD {
@@ -23,10 +24,16 @@ pub async fn static_file_or_not_found(
             return response;
         }
     }
-    let render =
-        leptos_axum::render_app_to_stream_with_context(super::page_policy_header, move || {
-            app::shell(options.clone())
-        });
+    let access_mode = app::layout::AccessMode {
+        guarded: access.is_guarded(),
+    };
+    let render = leptos_axum::render_app_to_stream_with_context(
+        move || {
+            leptos::prelude::provide_context(access_mode);
+            super::page_policy_header();
+        },
+        move || app::shell(options.clone()),
+    );
     render(request).await.into_response()
 }
 

@@ -6,6 +6,7 @@
 mod classify;
 mod client_keys;
 mod open_tasks;
+mod overview;
 mod profiles;
 mod providers;
 mod tasks;

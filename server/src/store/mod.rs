@@ -25,8 +25,8 @@ use policy::route::RouteState;
 
 use crate::domain::{
     Attempt, AttemptEnd, Circuit, CircuitKey, ClientKey, ClientKeyWrite, FeedSender, Profile,
-    ProfileWrite, Progress, Provider, ProviderWrite, RouteCommit, RouteRecord, StoredEvent, Task,
-    TaskDetail, TaskListing, TaskWrite,
+    ProfileWrite, Progress, Provider, ProviderWrite, RouteCommit, RouteCounts, RouteRecord,
+    StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 
 pub use postgres::{PostgresStore, default_replica, without_password};
@@ -270,6 +270,14 @@ pub trait TaskStore: Send + Sync {
         limit: u32,
     ) -> Result<Vec<TaskListing>, StoreError>;
 
+    /// The tasks whose route waits for a deadline (a retry's or a reset's), the
+    /// soonest first, at most `limit`.
+    async fn list_waiting(&self, limit: u32) -> Result<Vec<TaskListing>, StoreError>;
+
+    /// The routes held or waiting now, and the routes of the tasks created at or
+    /// after `created_since_ms`, counted by state.
+    async fn route_counts(&self, created_since_ms: i64) -> Result<RouteCounts, StoreError>;
+
     /// Write a transition in one transaction: the route if it is still at
     /// `expected_generation` (else `StaleGeneration`, nothing written), and with it
     /// the attempt, turn and circuit changes and the event. Answers the event row's
@@ -342,6 +350,9 @@ pub trait TaskStore: Send + Sync {
         unsure_only: bool,
         limit: u32,
     ) -> Result<Vec<Attempt>, StoreError>;
+
+    /// Every open or half-open shared circuit, the soonest to half-open first.
+    async fn list_circuits(&self) -> Result<Vec<Circuit>, StoreError>;
 
     /// The circuits that close `provider_id` or its `model`.
     async fn circuits_over(

@@ -889,6 +889,30 @@ pub(super) fn parse_enum<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Routes counted by state, from `(state, count)` rows: those held or waiting now
+/// ([`super::shared::COUNT_NEEDING_A_PERSON`]) and those of the recent tasks
+/// ([`super::shared::COUNT_CREATED_SINCE`]).
+pub(super) fn route_counts(
+    now: Vec<(String, i64)>,
+    recent: Vec<(String, i64)>,
+) -> Result<crate::domain::RouteCounts, StoreError> {
+    use policy::route::RouteState;
+    let count = |count: i64| u32::try_from(count).unwrap_or(u32::MAX);
+    let mut counts = crate::domain::RouteCounts::default();
+    for (state, number) in now {
+        match parse_enum::<RouteState>("route state", &state)? {
+            RouteState::Held => counts.held += count(number),
+            _ => counts.waiting += count(number),
+        }
+    }
+    for (state, number) in recent {
+        counts
+            .created_since
+            .push((parse_enum("route state", &state)?, count(number)));
+    }
+    Ok(counts)
+}
+
 /// The JSON name of a kind or family, as stored.
 pub(super) fn enum_name<T: serde::Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {

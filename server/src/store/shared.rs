@@ -35,6 +35,20 @@ macro_rules! unfinished {
 pub(super) const COUNT_OPEN_ROUTES: &str =
     concat!("SELECT COUNT(*) FROM routes WHERE state IN ", unfinished!());
 
+/// The routes that need a person or wait for a deadline, counted by state through the
+/// index on their state.
+pub(super) const COUNT_NEEDING_A_PERSON: &str = "SELECT state, COUNT(*) FROM routes \
+     WHERE state IN ('held', 'retry_wait', 'waiting_for_reset') GROUP BY state";
+
+/// The routes of the tasks created at or after `$1`, counted by state: read through
+/// the index on the tasks' creation time, as many rows as tasks in the window.
+pub(super) const COUNT_CREATED_SINCE: &str = "SELECT routes.state, COUNT(*) FROM tasks \
+     JOIN routes ON routes.task_id = tasks.id WHERE tasks.created_at_ms >= $1 GROUP BY routes.state";
+
+/// Every shared circuit, the soonest to half-open first.
+pub(super) const LIST_CIRCUITS: &str = "SELECT provider_id, model, code, until_ms, probe_task_id \
+     FROM circuits ORDER BY until_ms, provider_id, model";
+
 /// Finished attempts with their evidence, newest first: `$1` = 1 for only those the
 /// catalogue was unsure of, `$2` the most to read.
 pub(super) const ATTEMPTS_WITH_EVIDENCE: &str = "SELECT id, task_id, seq, turn, generation, \

@@ -6,6 +6,7 @@ mod body;
 mod classify;
 mod client_keys;
 mod events;
+mod overview;
 mod profiles;
 mod providers;
 mod tasks;
@@ -68,6 +69,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(tasks::new_turn))
         .routes(routes!(tasks::act))
         .routes(routes!(events::events))
+        .routes(routes!(overview::overview))
         .routes(routes!(
             client_keys::list_client_keys,
             client_keys::create_client_key

@@ -45,10 +45,14 @@ async fn render(
 ) -> Response {
     let options = state.leptos_options.clone();
     let backend: SharedBackend = Arc::new(state.services.clone());
+    let access_mode = app::layout::AccessMode {
+        guarded: state.access.is_guarded(),
+    };
     let render = leptos_axum::render_app_async_with_context(
         move || {
             provide_context(backend.clone());
             provide_context(context.clone());
+            provide_context(access_mode);
             // The page's own policy (its inline scripts' nonce), as for a GET:
             // without it the page would get the policy that allows nothing, and
             // neither its styles nor its bundle would load.

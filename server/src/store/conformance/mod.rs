@@ -38,8 +38,9 @@ pub use tasks::{
     circuits_open_probe_once_and_close, client_keys_are_found_by_digest_until_revoked,
     concurrent_commits_exactly_one_wins, concurrent_commits_exactly_one_wins_across,
     concurrent_commits_keep_their_order, deadlines_are_due_once_they_pass, firings,
-    route_events_are_read_after_an_id_and_pruned, routes_are_read_a_page_at_a_time,
-    tasks_are_listed_by_state, turns_are_answered_and_added_and_progress_agrees,
+    overview_reads_held_waiting_circuits_and_counts, route_events_are_read_after_an_id_and_pruned,
+    routes_are_read_a_page_at_a_time, tasks_are_listed_by_state,
+    turns_are_answered_and_added_and_progress_agrees,
 };
 pub(crate) use tasks::{firing, refused_at, waiting_until};
 
@@ -74,6 +75,7 @@ macro_rules! conformance_tests {
             deadlines_are_due_once_they_pass,
             routes_are_read_a_page_at_a_time,
             circuits_open_probe_once_and_close,
+            overview_reads_held_waiting_circuits_and_counts,
             route_events_are_read_after_an_id_and_pruned,
             tasks_are_listed_by_state,
             firings,

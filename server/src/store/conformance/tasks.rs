@@ -940,3 +940,103 @@ pub async fn concurrent_commits_keep_their_order(store: &dyn Store) {
     committed.sort_unstable();
     assert_eq!(fed, committed, "published once each");
 }
+
+/// What the home page reads: the waiting routes by deadline, every circuit by when
+/// it half-opens, and the routes held or waiting now and those of the recent tasks,
+/// counted by state.
+pub async fn overview_reads_held_waiting_circuits_and_counts(store: &dyn Store) {
+    let empty = store.route_counts(0).await.unwrap();
+    assert_eq!(empty, crate::domain::RouteCounts::default());
+    assert!(store.list_waiting(10).await.unwrap().is_empty());
+    assert!(store.list_circuits().await.unwrap().is_empty());
+
+    // Created at 3,000: one queued, one held, two waiting (the later deadline
+    // first written), one completed.
+    let (_, queued, _) = task(store, "queued", None).await;
+    let mut ids = Vec::new();
+    for (name, state, deadline_ms) in [
+        ("held", RouteState::Held, None),
+        ("late", RouteState::WaitingForReset, Some(90_000)),
+        ("soon", RouteState::RetryWait, Some(60_000)),
+        ("done", RouteState::Completed, None),
+    ] {
+        let (_, written, _) = task(store, name, None).await;
+        let mut record = route(&written.id, state, 1);
+        record.route.deadline_ms = deadline_ms;
+        let mut change = commit(record);
+        if name == "late" {
+            change.circuit = Some(CircuitChange::Open {
+                key: CircuitKey {
+                    provider_id: ProviderId::new("late-p"),
+                    model: None,
+                },
+                code: SemanticCode::UsageLimited,
+                until_ms: 90_000,
+            });
+        }
+        if name == "soon" {
+            change.circuit = Some(CircuitChange::Open {
+                key: CircuitKey {
+                    provider_id: ProviderId::new("soon-p"),
+                    model: Some("m".into()),
+                },
+                code: SemanticCode::RateLimited,
+                until_ms: 60_000,
+            });
+        }
+        store.commit(0, change).await.unwrap();
+        ids.push(written.id);
+    }
+
+    let waiting: Vec<TaskId> = store
+        .list_waiting(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|listing| listing.task.id)
+        .collect();
+    assert_eq!(waiting, [ids[2].clone(), ids[1].clone()], "soonest first");
+    assert_eq!(
+        store.list_waiting(1).await.unwrap().len(),
+        1,
+        "at most the limit"
+    );
+
+    let circuits = store.list_circuits().await.unwrap();
+    let read: Vec<(&str, Option<&str>, i64)> = circuits
+        .iter()
+        .map(|circuit| {
+            (
+                circuit.key.provider_id.as_str(),
+                circuit.key.model.as_deref(),
+                circuit.until_ms,
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [("soon-p", Some("m"), 60_000), ("late-p", None, 90_000)],
+        "the soonest to half-open first"
+    );
+
+    let counts = store.route_counts(3_000).await.unwrap();
+    assert_eq!((counts.held, counts.waiting), (1, 2));
+    let mut recent = counts.created_since.clone();
+    recent.sort_by_key(|(state, _)| state.as_str());
+    assert_eq!(
+        recent,
+        [
+            (RouteState::Completed, 1),
+            (RouteState::Held, 1),
+            (RouteState::Queued, 1),
+            (RouteState::RetryWait, 1),
+            (RouteState::WaitingForReset, 1),
+        ]
+    );
+    // Tasks created before the window are not counted in it; held and waiting
+    // routes are, whenever their task began.
+    let later = store.route_counts(3_001).await.unwrap();
+    assert!(later.created_since.is_empty());
+    assert_eq!((later.held, later.waiting), (1, 2));
+    let _ = queued;
+}

@@ -18,12 +18,13 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 use super::{LAPSE_MS, PostgresStore};
 use crate::domain::{
-    Attempt, AttemptEnd, Circuit, CircuitKey, FeedSender, Progress, RouteCommit, RouteRecord,
-    StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    Attempt, AttemptEnd, Circuit, CircuitKey, FeedSender, Progress, RouteCommit, RouteCounts,
+    RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 use crate::store::rows::{
     AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
-    first_by_task, not_found, parse_enum, route_columns, task_columns, task_from_rows,
+    first_by_task, not_found, parse_enum, route_columns, route_counts, task_columns,
+    task_from_rows,
 };
 use crate::store::{StoreError, TaskStore};
 
@@ -130,6 +131,31 @@ async fn fetch_detail(conn: &mut PgConnection, id: &str) -> Result<TaskDetail, S
             .map(TurnRow::into_domain)
             .collect::<Result<_, _>>()?,
     })
+}
+
+/// Each task row with its candidates, route and first prompt, read in `tx`.
+async fn listings_of(
+    tx: &mut PgConnection,
+    rows: Vec<TaskRow>,
+) -> Result<Vec<TaskListing>, StoreError> {
+    let mut listings = Vec::with_capacity(rows.len());
+    for row in rows {
+        let id = row.id.clone();
+        let candidates = fetch_candidates(tx, &id).await?;
+        let route = fetch_route(tx, &id).await?;
+        let prompt: String =
+            sqlx::query_scalar("SELECT prompt FROM turns WHERE task_id = $1 AND number = 1")
+                .bind(&id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .unwrap_or_default();
+        listings.push(TaskListing {
+            task: task_from_rows(row, candidates)?,
+            route,
+            prompt,
+        });
+    }
+    Ok(listings)
 }
 
 #[async_trait]
@@ -259,25 +285,43 @@ impl TaskStore for PostgresStore {
             .push(" ORDER BY tasks.created_at_ms DESC, tasks.id DESC LIMIT ")
             .push_bind(i64::from(limit));
         let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&mut *tx).await?;
-        let mut listings = Vec::with_capacity(rows.len());
-        for row in rows {
-            let id = row.id.clone();
-            let candidates = fetch_candidates(&mut tx, &id).await?;
-            let route = fetch_route(&mut tx, &id).await?;
-            let prompt: String =
-                sqlx::query_scalar("SELECT prompt FROM turns WHERE task_id = $1 AND number = 1")
-                    .bind(&id)
-                    .fetch_optional(&mut *tx)
-                    .await?
-                    .unwrap_or_default();
-            listings.push(TaskListing {
-                task: task_from_rows(row, candidates)?,
-                route,
-                prompt,
-            });
-        }
+        let listings = listings_of(&mut tx, rows).await?;
         tx.commit().await?;
         Ok(listings)
+    }
+
+    async fn list_waiting(&self, limit: u32) -> Result<Vec<TaskListing>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let rows: Vec<TaskRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            task_columns!(),
+            " FROM routes JOIN tasks ON tasks.id = routes.task_id ",
+            "WHERE routes.deadline_ms IS NOT NULL AND routes.state IN ('retry_wait', 'waiting_for_reset') ",
+            "ORDER BY routes.deadline_ms, routes.task_id LIMIT $1"
+        ))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        let listings = listings_of(&mut tx, rows).await?;
+        tx.commit().await?;
+        Ok(listings)
+    }
+
+    async fn route_counts(&self, created_since_ms: i64) -> Result<RouteCounts, StoreError> {
+        // One snapshot for both counts.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
+            .await?;
+        let now: Vec<(String, i64)> = sqlx::query_as(crate::store::shared::COUNT_NEEDING_A_PERSON)
+            .fetch_all(&mut *tx)
+            .await?;
+        let recent: Vec<(String, i64)> = sqlx::query_as(crate::store::shared::COUNT_CREATED_SINCE)
+            .bind(created_since_ms)
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        route_counts(now, recent)
     }
 
     async fn commit(
@@ -438,6 +482,13 @@ impl TaskStore for PostgresStore {
             .fetch_all(&self.pool)
             .await?;
         rows.into_iter().map(AttemptRow::into_domain).collect()
+    }
+
+    async fn list_circuits(&self) -> Result<Vec<Circuit>, StoreError> {
+        let rows: Vec<CircuitRow> = sqlx::query_as(crate::store::shared::LIST_CIRCUITS)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(CircuitRow::into_domain).collect()
     }
 
     async fn circuits_over(

@@ -20,12 +20,13 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use super::reader;
 use super::{SqliteStore, commit};
 use crate::domain::{
-    Attempt, AttemptEnd, Circuit, CircuitKey, Progress, RouteCommit, RouteRecord, StoredEvent,
-    Task, TaskDetail, TaskListing, TaskWrite, Turn,
+    Attempt, AttemptEnd, Circuit, CircuitKey, Progress, RouteCommit, RouteCounts, RouteRecord,
+    StoredEvent, Task, TaskDetail, TaskListing, TaskWrite, Turn,
 };
 use crate::store::rows::{
     AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
-    first_by_task, not_found, parse_enum, route_columns, task_columns, task_from_rows,
+    first_by_task, not_found, parse_enum, route_columns, route_counts, task_columns,
+    task_from_rows,
 };
 use crate::store::{StoreError, TaskStore};
 
@@ -102,6 +103,37 @@ async fn fetch_turns(conn: &mut SqliteConnection, id: &str) -> Result<Vec<Turn>,
     .fetch_all(&mut *conn)
     .await?;
     turns.into_iter().map(TurnRow::into_domain).collect()
+}
+
+/// Each task row with its candidates, route and first prompt, read in `tx`.
+async fn listings_of(
+    tx: &mut SqliteConnection,
+    rows: Vec<TaskRow>,
+) -> Result<Vec<TaskListing>, StoreError> {
+    let mut listings = Vec::with_capacity(rows.len());
+    for row in rows {
+        let id = row.id.clone();
+        let candidates: Vec<TaskCandidateRow> = sqlx::query_as(
+                "SELECT candidate_id, provider_id, model, enabled, max_tokens, \
+                 escalation_json, policy_json FROM task_candidates WHERE task_id = ? ORDER BY position",
+            )
+            .bind(&id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let route = fetch_route(tx, &id).await?;
+        let prompt: String =
+            sqlx::query_scalar("SELECT prompt FROM turns WHERE task_id = ? AND number = 1")
+                .bind(&id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .unwrap_or_default();
+        listings.push(TaskListing {
+            task: task_from_rows(row, candidates)?,
+            route,
+            prompt,
+        });
+    }
+    Ok(listings)
 }
 
 #[async_trait]
@@ -246,31 +278,39 @@ impl TaskStore for SqliteStore {
             .push(" ORDER BY tasks.created_at_ms DESC, tasks.id DESC LIMIT ")
             .push_bind(i64::from(limit));
         let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&mut *tx).await?;
-        let mut listings = Vec::with_capacity(rows.len());
-        for row in rows {
-            let id = row.id.clone();
-            let candidates: Vec<TaskCandidateRow> = sqlx::query_as(
-                "SELECT candidate_id, provider_id, model, enabled, max_tokens, \
-                 escalation_json, policy_json FROM task_candidates WHERE task_id = ? ORDER BY position",
-            )
-            .bind(&id)
-            .fetch_all(&mut *tx)
-            .await?;
-            let route = fetch_route(&mut tx, &id).await?;
-            let prompt: String =
-                sqlx::query_scalar("SELECT prompt FROM turns WHERE task_id = ? AND number = 1")
-                    .bind(&id)
-                    .fetch_optional(&mut *tx)
-                    .await?
-                    .unwrap_or_default();
-            listings.push(TaskListing {
-                task: task_from_rows(row, candidates)?,
-                route,
-                prompt,
-            });
-        }
+        let listings = listings_of(&mut tx, rows).await?;
         tx.commit().await?;
         Ok(listings)
+    }
+
+    async fn list_waiting(&self, limit: u32) -> Result<Vec<TaskListing>, StoreError> {
+        let mut tx = self.read().await?;
+        let rows: Vec<TaskRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            task_columns!(),
+            " FROM routes JOIN tasks ON tasks.id = routes.task_id ",
+            "WHERE routes.deadline_ms IS NOT NULL AND routes.state IN ('retry_wait', 'waiting_for_reset') ",
+            "ORDER BY routes.deadline_ms, routes.task_id LIMIT ?"
+        ))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        let listings = listings_of(&mut tx, rows).await?;
+        tx.commit().await?;
+        Ok(listings)
+    }
+
+    async fn route_counts(&self, created_since_ms: i64) -> Result<RouteCounts, StoreError> {
+        let mut tx = self.read().await?;
+        let now: Vec<(String, i64)> = sqlx::query_as(crate::store::shared::COUNT_NEEDING_A_PERSON)
+            .fetch_all(&mut *tx)
+            .await?;
+        let recent: Vec<(String, i64)> = sqlx::query_as(crate::store::shared::COUNT_CREATED_SINCE)
+            .bind(created_since_ms)
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        route_counts(now, recent)
     }
 
     async fn commit(
@@ -397,6 +437,16 @@ impl TaskStore for SqliteStore {
             .fetch_all(&self.pool)
             .await?;
         rows.into_iter().map(AttemptRow::into_domain).collect()
+    }
+
+    async fn list_circuits(&self) -> Result<Vec<Circuit>, StoreError> {
+        self.readers.read(|connection| {
+            connection
+                .prepare_cached(crate::store::shared::LIST_CIRCUITS)?
+                .query_map([], CircuitRow::from_rusqlite)?
+                .map(|row| row?.into_domain())
+                .collect()
+        })
     }
 
     async fn circuits_over(

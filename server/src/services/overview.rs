@@ -1,0 +1,88 @@
+//! What needs a person, on one page: the home page's data.
+
+use api::{
+    CircuitView, InboxCount, OVERVIEW_RECENT_MS, OVERVIEW_TASKS_MAX, OverviewView, RecentCounts,
+    SetupCounts,
+};
+use policy::route::RouteState;
+
+use super::Services;
+use crate::engine::views::task_summary;
+use crate::error::AppError;
+
+impl Services {
+    /// Tasks held and waiting, open circuits, the catalogue's inbox, how the last
+    /// day's tasks stand, and what is set up.
+    pub async fn overview(&self) -> Result<OverviewView, AppError> {
+        let now = self.clock.now();
+        let since = now.plus_millis(-OVERVIEW_RECENT_MS);
+        let store = self.store.as_ref();
+        let held = store
+            .list_tasks(Some(RouteState::Held), None, OVERVIEW_TASKS_MAX)
+            .await?;
+        let waiting = store.list_waiting(OVERVIEW_TASKS_MAX).await?;
+        let counts = store.route_counts(since.as_millis()).await?;
+        let providers = store.list_providers().await?;
+        let circuits = store
+            .list_circuits()
+            .await?
+            .into_iter()
+            .map(|circuit| CircuitView {
+                provider: providers
+                    .iter()
+                    .find(|provider| provider.id == circuit.key.provider_id)
+                    .map_or_else(|| circuit.key.provider_id.to_string(), |p| p.name.clone()),
+                provider_id: circuit.key.provider_id,
+                model: circuit.key.model,
+                code: circuit.code,
+                class: circuit.code.class(),
+                until: api::Timestamp::from_millis(circuit.until_ms),
+                half_open: circuit.until_ms <= now.as_millis(),
+                probe_task_id: circuit.probe_task_id,
+            })
+            .collect();
+        let inbox = crate::inbox::inbox(store).await?;
+        let mut recent = RecentCounts {
+            since,
+            completed: 0,
+            stopped: 0,
+            held: 0,
+            in_progress: 0,
+        };
+        for (state, count) in &counts.created_since {
+            let slot = match state {
+                RouteState::Completed => &mut recent.completed,
+                RouteState::Stopped => &mut recent.stopped,
+                RouteState::Held => &mut recent.held,
+                RouteState::Queued
+                | RouteState::Running
+                | RouteState::RetryWait
+                | RouteState::WaitingForReset
+                | RouteState::Retrying => &mut recent.in_progress,
+            };
+            *slot += count;
+        }
+        let any_task = !counts.created_since.is_empty()
+            || counts.held > 0
+            || counts.waiting > 0
+            || !store.list_tasks(None, None, 1).await?.is_empty();
+        Ok(OverviewView {
+            now,
+            held: held.iter().map(task_summary).collect(),
+            held_total: counts.held,
+            waiting: waiting.iter().map(task_summary).collect(),
+            waiting_total: counts.waiting,
+            circuits,
+            inbox: InboxCount {
+                groups: u32::try_from(inbox.groups.len()).unwrap_or(u32::MAX),
+                attempts: inbox.groups.iter().map(|group| group.count).sum(),
+            },
+            recent,
+            setup: SetupCounts {
+                providers: u32::try_from(providers.len()).unwrap_or(u32::MAX),
+                profiles: u32::try_from(store.list_profiles().await?.len()).unwrap_or(u32::MAX),
+                any_task,
+            },
+        })
+    }
+}
