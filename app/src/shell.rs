@@ -19,6 +19,11 @@ pub const OUTPUT_NAME: &str = "switchback";
 
 /// The whole HTML document, rendered on the server around [`App`].
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    // How the server admits people, for the top bar to read in the browser.
+    let access = match use_context::<crate::layout::AccessMode>() {
+        Some(mode) if mode.guarded => "guarded",
+        _ => "open",
+    };
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -35,7 +40,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <HydrationScripts options />
                 <MetaTags />
             </head>
-            <body>
+            <body data-access=access>
                 <App />
             </body>
         </html>

@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-use crate::server_fns::load_access_mode;
+use super::AccessMode;
 
 /// The banner with the product name and the main navigation. Links mark the
 /// current page with `aria-current="page"` (the router's `A` does this).
@@ -29,27 +29,37 @@ pub fn TopBar() -> impl IntoView {
 /// words saying the server is open (no token, loopback only).
 #[component]
 fn Access() -> impl IntoView {
-    let mode = Resource::new(|| (), |()| load_access_mode());
-    view! {
-        <Suspense fallback=|| ()>
-            {move || mode.get().and_then(Result::ok).map(|mode| {
-                if mode.guarded {
-                    view! {
-                        <form class="sign-out" method="post" action="/logout">
-                            <button type="submit">"Sign out"</button>
-                        </form>
-                    }
-                    .into_any()
-                } else {
-                    view! {
-                        <p class="access-open"
-                            title="No admin token is set: anyone who can reach this loopback address can use the server.">
-                            "Open: loopback, no sign-in"
-                        </p>
-                    }
-                    .into_any()
-                }
-            })}
-        </Suspense>
+    if access_mode().guarded {
+        view! {
+            <form class="sign-out" method="post" action="/logout">
+                <button type="submit">"Sign out"</button>
+            </form>
+        }
+        .into_any()
+    } else {
+        view! {
+            <p class="access-open"
+                title="No admin token is set: anyone who can reach this loopback address can use the server.">
+                "Open: loopback, no sign-in"
+            </p>
+        }
+        .into_any()
     }
+}
+
+/// How the server admits people: its context on the server, and in the browser
+/// what the server wrote on the page's `<body data-access>` (`crate::shell`), so
+/// both render the same top bar without a call.
+fn access_mode() -> AccessMode {
+    #[cfg(feature = "hydrate")]
+    {
+        let written = leptos::prelude::document()
+            .body()
+            .and_then(|body| body.get_attribute("data-access"));
+        AccessMode {
+            guarded: written.as_deref() == Some("guarded"),
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    use_context::<AccessMode>().unwrap_or_default()
 }
