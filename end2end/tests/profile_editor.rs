@@ -275,8 +275,8 @@ async fn requests_for_the_checks(page: &TestPage) -> anyhow::Result<Arc<Mutex<Ve
 }
 
 #[tokio::test]
-async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_when_touched()
--> anyhow::Result<()> {
+async fn the_editor_opens_without_errors_and_fetches_its_checks_when_touched() -> anyhow::Result<()>
+{
     let server = TestServer::start()?;
     provider(&server, "Simulated")?;
     let browser = Browser::launch().await?;
@@ -285,16 +285,14 @@ async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_when_to
     page.goto(&server.url("/profiles/new"), None).await?;
     page.wait_for_hydration().await?;
 
-    // Hydrated on what the server found: the draft's name is required.
+    // A pristine draft shows no errors, though its name is still required, and
+    // Save can be pressed.
     let name = page.get_by_role(AriaRole::Textbox, named("Name"));
-    expect(name.clone())
-        .to_have_attribute("aria-invalid", "true")
-        .await?;
-    expect(page.locator("#f-name-error"))
-        .to_have_text("must not be empty")
+    expect(page.locator("[aria-invalid=\"true\"]"))
+        .to_have_count(0)
         .await?;
     expect(page.get_by_role(AriaRole::Button, named("Save")))
-        .to_be_disabled()
+        .to_be_enabled()
         .await?;
     // Hydration has run the editor's effects: none asked for the chunk.
     assert_eq!(
@@ -305,9 +303,7 @@ async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_when_to
 
     // The first touch fetches them; the edit is checked with them.
     name.fill("Coding", None).await?;
-    expect(page.locator("#f-name-error"))
-        .to_have_count(0)
-        .await?;
+    name.blur().await?;
     expect(name.clone())
         .not()
         .to_have_attribute("aria-invalid", "true")
@@ -317,6 +313,7 @@ async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_when_to
         1,
         "the checks were fetched once"
     );
+    // A field once left is checked on every keystroke.
     name.fill("", None).await?;
     expect(page.locator("#f-name-error"))
         .to_have_text("must not be empty")
@@ -324,6 +321,17 @@ async fn the_editor_opens_with_the_servers_errors_and_fetches_its_checks_when_to
     expect(page.get_by_role(AriaRole::Button, named("Save")))
         .to_be_disabled()
         .await?;
+    // Save pressed on a draft with errors not yet shown shows them all.
+    page.goto(&server.url("/profiles/new"), None).await?;
+    page.wait_for_hydration().await?;
+    page.get_by_role(AriaRole::Button, named("Save"))
+        .click(None)
+        .await?;
+    expect(page.locator("#f-name-error"))
+        .to_have_text("must not be empty")
+        .await?;
+    let (_, profiles) = server.send_json("GET", "/api/profiles", &Value::Null)?;
+    assert_eq!(profiles, json!([]), "nothing was saved");
     Ok(())
 }
 
@@ -537,5 +545,52 @@ async fn sections_sit_side_by_side_on_a_desktop() -> anyhow::Result<()> {
         (hard.y - transient.y).abs() < 1.0 && hard.x > transient.x + transient.width - 1.0,
         "{transient:?} beside {hard:?}"
     );
+    Ok(())
+}
+
+/// A model name longer than a phone is wide wraps inside its candidate's card:
+/// the legend that titles the card stays within it.
+#[tokio::test]
+async fn a_long_model_name_wraps_inside_its_card_on_a_phone() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let provider_id = provider(&server, "Fireworks")?;
+    let long = "accounts/fireworks/models/llama-v3p1-405b-instruct-long-context-preview-2026-12-01";
+    let stored = profile(
+        &server,
+        json!({"name": "Long names", "candidates": [
+            {"provider_id": provider_id, "model": long, "enabled": true, "max_tokens": 1000}
+        ]}),
+    )?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Pixel5, true).await?;
+    page.goto(
+        &server.url(&format!("/profiles/{}", stored["id"].as_str().unwrap())),
+        None,
+    )
+    .await?;
+    page.wait_for_hydration().await?;
+    let card = candidate(&page, &format!("Candidate 1: {long}"));
+    expect(card.clone()).to_be_visible().await?;
+    let problems = phone_layout_problems(&page).await?;
+    assert!(
+        problems.is_empty(),
+        "a long model name on a Pixel 5: {problems:#?}"
+    );
+    let card_box = card.bounding_box().await?.expect("box");
+    let legend = card
+        .locator("legend")
+        .first()
+        .bounding_box()
+        .await?
+        .expect("box");
+    assert!(
+        legend.x + legend.width <= card_box.x + card_box.width + 0.5,
+        "the legend {legend:?} stays inside its card {card_box:?}"
+    );
+    // The profile list and the route view name it too.
+    page.goto(&server.url("/profiles"), None).await?;
+    page.wait_for_hydration().await?;
+    let problems = phone_layout_problems(&page).await?;
+    assert!(problems.is_empty(), "/profiles on a Pixel 5: {problems:#?}");
     Ok(())
 }

@@ -27,9 +27,14 @@ async fn add_and_edit_a_provider_with_inline_validation() -> anyhow::Result<()> 
     add.get_by_role(AriaRole::Textbox, named("Base URL"))
         .fill("https://api.anthropic.com", None)
         .await?;
-    // A key pasted where its variable's name belongs is refused, and never echoed.
+    // A key pasted where its variable's name belongs is refused once the field is
+    // left, and never echoed.
     let key_variable = add.get_by_role(AriaRole::Textbox, named("Key variable"));
     key_variable.fill("sk-ant-api03-secret", None).await?;
+    expect(add.get_by_text("never the key itself", false))
+        .to_have_count(0)
+        .await?;
+    key_variable.blur().await?;
     expect(add.get_by_text("never the key itself", false))
         .to_be_visible()
         .await?;
@@ -221,6 +226,7 @@ async fn an_agent_cli_from_the_form_shows_its_usage_window_in_its_zone() -> anyh
         .await?;
     let variables = add.get_by_role(AriaRole::Textbox, named("Variables it may see"));
     variables.fill("PATH HOME GITHUB_TOKEN", None).await?;
+    variables.blur().await?;
     expect(add.get_by_text("item 3: looks like a secret", false))
         .to_be_visible()
         .await?;
@@ -276,5 +282,49 @@ async fn an_agent_cli_from_the_form_shows_its_usage_window_in_its_zone() -> anyh
         )
         .await?;
     assert_eq!(page.errors(), Vec::<String>::new());
+    Ok(())
+}
+
+/// A form nobody has touched shows no errors: a field is checked once it has been
+/// left, then on every keystroke.
+#[tokio::test]
+async fn a_pristine_form_shows_no_errors_until_a_field_is_left() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    for path in ["/providers", "/profiles/new", "/client-keys"] {
+        page.goto(&server.url(path), None).await?;
+        page.wait_for_hydration().await?;
+        let invalid: Vec<String> = page
+            .locator("[aria-invalid=\"true\"]")
+            .evaluate_all("fields => fields.map(field => field.id)", None::<()>)
+            .await?;
+        assert_eq!(invalid, Vec::<String>::new(), "{path} opens with errors");
+        expect(page.get_by_role(AriaRole::Alert, None))
+            .to_have_count(0)
+            .await?;
+    }
+    page.goto(&server.url("/providers"), None).await?;
+    page.wait_for_hydration().await?;
+    let add = page.get_by_role(AriaRole::Region, named("Add a provider"));
+    let name = add.get_by_role(AriaRole::Textbox, named("Name"));
+    name.fill("x", None).await?;
+    name.fill("", None).await?;
+    name.blur().await?;
+    expect(name.clone())
+        .to_have_attribute("aria-invalid", "true")
+        .await?;
+    // Pressing Add provider on a form with errors not yet shown shows them all.
+    page.goto(&server.url("/providers"), None).await?;
+    page.wait_for_hydration().await?;
+    let add = page.get_by_role(AriaRole::Region, named("Add a provider"));
+    add.get_by_role(AriaRole::Button, named("Add provider"))
+        .click(None)
+        .await?;
+    expect(add.get_by_role(AriaRole::Textbox, named("Name")))
+        .to_have_attribute("aria-invalid", "true")
+        .await?;
+    let (_, providers) = server.send_json("GET", "/api/providers", &Value::Null)?;
+    assert_eq!(providers, serde_json::json!([]), "nothing was added");
     Ok(())
 }

@@ -43,11 +43,13 @@ impl FieldErrors {
 }
 
 /// A form's errors: the server's last refusal while the form still holds the
-/// values the server refused, then its own validation's.
+/// values the server refused, then those of its own validation that `shows` lets
+/// through (a field not yet left shows none of them: see [`Touched`]).
 pub fn with_server_errors<F: PartialEq + Send + Sync + 'static>(
     form: RwSignal<F>,
     client_errors: Memo<Vec<FieldError>>,
     server_errors: RwSignal<(F, Vec<FieldError>)>,
+    shows: impl Fn(&str) -> bool + Send + Sync + 'static,
 ) -> Memo<Vec<FieldError>> {
     Memo::new(move |_| {
         // The server's verdict on what was sent comes first: a field shows its
@@ -61,13 +63,73 @@ pub fn with_server_errors<F: PartialEq + Send + Sync + 'static>(
         });
         client_errors.with(|client| {
             for error in client {
-                if !errors.contains(error) {
+                if shows(error.field.as_str()) && !errors.contains(error) {
                     errors.push(error.clone());
                 }
             }
         });
         errors
     })
+}
+
+/// Which fields of a form a person has left, and whether they pressed its submit
+/// button: a form's own checks speak only there, so a pristine form shows no
+/// errors; a field is checked once it has been left, or after the first submit,
+/// then on every keystroke.
+#[derive(Debug, Clone, Copy)]
+pub struct Touched {
+    left: RwSignal<Vec<String>>,
+    submitted: RwSignal<bool>,
+}
+
+impl Default for Touched {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Touched {
+    /// Nothing left, nothing submitted.
+    pub fn new() -> Self {
+        Self {
+            left: RwSignal::new(Vec::new()),
+            submitted: RwSignal::new(false),
+        }
+    }
+
+    /// The field at `path` was left.
+    pub fn leave(self, path: &str) {
+        if !self
+            .left
+            .with_untracked(|left| left.iter().any(|done| done == path))
+        {
+            self.left.update(|left| left.push(path.to_owned()));
+        }
+    }
+
+    /// The form starts over, pristine (an add form after it added).
+    pub fn reset(self) {
+        self.left.set(Vec::new());
+        self.submitted.set(false);
+    }
+
+    /// The submit button was pressed: every field speaks from now on.
+    pub fn submit(self) {
+        self.submitted.set(true);
+    }
+
+    /// Whether an error at `path` shows: its field was left (for an item of a
+    /// list, `cli.env[2]`, the list's field), or the form was submitted.
+    pub fn shows(self, path: &str) -> bool {
+        self.submitted.get()
+            || self.left.with(|left| {
+                left.iter().any(|done| {
+                    path.strip_prefix(done.as_str()).is_some_and(|rest| {
+                        rest.is_empty() || rest.starts_with('[') || rest.starts_with('.')
+                    })
+                })
+            })
+    }
 }
 
 /// The DOM id of the input for `path`.

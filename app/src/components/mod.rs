@@ -7,5 +7,6 @@ mod field;
 pub use backoff_preview::BackoffPreview;
 pub use error_notice::ErrorNotice;
 pub use field::{
-    CheckField, FieldErrors, FieldMessage, NumberField, input_id, message_id, with_server_errors,
+    CheckField, FieldErrors, FieldMessage, NumberField, Touched, input_id, message_id,
+    with_server_errors,
 };

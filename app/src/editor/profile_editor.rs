@@ -11,7 +11,7 @@ use super::on_demand;
 use super::op_button::OpButton;
 use super::unsaved_guard::guard_unsaved_changes;
 use crate::components::{
-    FieldErrors, FieldMessage, NumberField, input_id, message_id, with_server_errors,
+    FieldErrors, FieldMessage, NumberField, Touched, input_id, message_id, with_server_errors,
 };
 
 /// What the editor starts from: the form, the providers to choose from, the
@@ -111,7 +111,13 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
             let _ = leptos::prelude::lazy_preload!(on_demand::check);
         }
     };
-    let errors = with_server_errors(form, client_errors, server_errors);
+    // A pristine form shows none of its own checks' errors (not even the server's
+    // reading of an empty draft): a field speaks once it has been left, or after
+    // the first Save. A refusal of what was sent always shows.
+    let fields_left = Touched::new();
+    let errors = with_server_errors(form, client_errors, server_errors, move |path| {
+        fields_left.shows(path)
+    });
     let context = EditorContext {
         form,
         errors,
@@ -204,8 +210,16 @@ pub fn ProfileEditor(data: EditorData) -> impl IntoView {
             novalidate
             on:focusin=move |_| touched()
             on:pointerdown=move |_| touched()
+            // Every input's id is its field's path (`components::input_id`).
+            on:focusout=move |ev| {
+                let left = event_target::<leptos::web_sys::Element>(&ev).id();
+                if let Some(path) = left.strip_prefix("f-") {
+                    fields_left.leave(path);
+                }
+            }
             on:submit=move |ev| {
                 ev.prevent_default();
+                fields_left.submit();
                 submit();
             }
         >

@@ -213,7 +213,7 @@ fn KeyForm(
     let form = RwSignal::new(initial.clone());
     let server_errors = RwSignal::new((initial, refused));
     let client_errors = Memo::new(|_| Vec::new());
-    let errors = with_server_errors(form, client_errors, server_errors);
+    let errors = with_server_errors(form, client_errors, server_errors, |_| true);
     provide_context(FieldErrors::new(errors, "key-"));
     let notice = RwSignal::new(first_notice);
     let make = Action::new(move |request: &ClientKeyRequest| create_client_key(request.clone()));

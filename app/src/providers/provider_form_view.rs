@@ -3,7 +3,7 @@ use leptos::prelude::*;
 use policy::{CliPreset, ProviderFamily, ProviderKind};
 
 use super::form::ProviderForm;
-use crate::components::{FieldErrors, FieldMessage, input_id, with_server_errors};
+use crate::components::{FieldErrors, FieldMessage, Touched, input_id, with_server_errors};
 use crate::server_fns::save_provider;
 
 /// Provided by the server when it renders the providers page in answer to a
@@ -33,7 +33,12 @@ pub fn ProviderFormView(
     let keys = StoredValue::new(key_envs);
     let client_errors =
         Memo::new(move |_| form.with(|form| keys.with_value(|keys| form.validate(keys))));
-    let errors = with_server_errors(form, client_errors, server_errors);
+    // A pristine form shows none of its own checks' errors: a field speaks once it
+    // has been left, or after the first submit.
+    let touched = Touched::new();
+    let errors = with_server_errors(form, client_errors, server_errors, move |path| {
+        touched.shows(path)
+    });
     let notice = RwSignal::new(first_notice);
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
@@ -54,6 +59,7 @@ pub fn ProviderFormView(
                 // An add form starts over; an edit form shows what was stored.
                 if is_new {
                     form.set(ProviderForm::new_provider());
+                    touched.reset();
                 } else {
                     form.set(ProviderForm::from_view(&provider));
                 }
@@ -87,8 +93,10 @@ pub fn ProviderFormView(
     let kind = text(|form| form.kind.as_str().to_owned());
     let is_cli = move || form.with(|form| form.kind == ProviderKind::Cli);
     let family = text(|form| form.family.map_or("", ProviderFamily::as_str).to_owned());
+    // Save is refused while errors show (a pristine form's button works, and
+    // pressing it shows what is missing).
     let cannot_save =
-        move || hydrated.get() && (client_errors.with(|e| !e.is_empty()) || save.pending().get());
+        move || hydrated.get() && (errors.with(|e| !e.is_empty()) || save.pending().get());
 
     // A list's errors name an item (`cli.env[2]`): its field shows the first,
     // with the item's place.
@@ -149,6 +157,7 @@ pub fn ProviderFormView(
                     aria-invalid=move || has_error().then_some("true")
                     aria-describedby=describedby
                     on:input=on_input
+                    on:focusout=move |_| touched.leave(field)
                 >{value.get_untracked()}</textarea>
             }
             .into_any()
@@ -165,6 +174,7 @@ pub fn ProviderFormView(
                     aria-invalid=move || has_error().then_some("true")
                     aria-describedby=describedby
                     on:input=on_input
+                    on:focusout=move |_| touched.leave(field)
                 />
             }
             .into_any()
@@ -198,6 +208,7 @@ pub fn ProviderFormView(
             novalidate
             on:submit=move |ev| {
                 ev.prevent_default();
+                touched.submit();
                 if client_errors.with_untracked(Vec::is_empty) {
                     let (id, request) = form.with_untracked(|form| (form.id.clone(), form.request()));
                     save.dispatch((id, request));
