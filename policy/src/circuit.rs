@@ -109,7 +109,7 @@ pub enum Gate {
 /// ```
 /// use policy::circuit::{Gate, gate};
 /// use policy::PolicySection;
-/// let section = PolicySection::transient_default(); // max_wait_s: 300
+/// let section = PolicySection::transient_default(); // max_wait_s: 60
 /// let now_ms = 1_000_000;
 /// assert_eq!(gate(Some(now_ms + 60_000), &section, false, now_ms), Gate::Wait { until_ms: now_ms + 60_000 });
 /// assert_eq!(gate(Some(now_ms + 600_000), &section, false, now_ms), Gate::Exhausted);
@@ -132,7 +132,7 @@ pub fn gate(
 /// ```
 /// use policy::circuit::{Gate, gate_within};
 /// use policy::PolicySection;
-/// let section = PolicySection::transient_default(); // max_wait_s: 300
+/// let section = PolicySection::transient_default(); // max_wait_s: 60
 /// let now_ms = 1_000_000;
 /// let open_until_ms = Some(now_ms + 60_000);
 /// assert_eq!(gate_within(open_until_ms, &section, false, now_ms, Some(now_ms + 60_000)), Gate::Wait { until_ms: now_ms + 60_000 });
@@ -220,7 +220,7 @@ mod tests {
     /// probe and a half-open circuit send whatever it is.
     #[test]
     fn the_wait_is_bounded_by_the_callers_deadline_too() {
-        let section = PolicySection::transient_default(); // max_wait_s: 300
+        let section = PolicySection::transient_default(); // max_wait_s: 60
         let now_ms = 5_000;
         let until_ms = now_ms + 60_000;
         let cases = [

@@ -324,3 +324,33 @@ fn the_harness_reads_fences_tags_and_elisions() {
     assert!(wrong("provider", r#"{"name": "", "kind": "openai"}"#).is_some());
     assert!(wrong("", "not json").is_some());
 }
+
+/// Every relative link in `docs/` names a file that exists (a chapter renamed
+/// or not yet written is caught).
+#[test]
+fn every_link_in_the_docs_names_a_file() {
+    let mut broken = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.contains("://") || target.starts_with('#') || target.starts_with("mailto:") {
+                continue;
+            }
+            let path = target.split('#').next().unwrap_or_default();
+            if path.is_empty() || path.contains(' ') {
+                continue;
+            }
+            if !file.parent().unwrap().join(path).exists() {
+                broken.push(format!("{}: {target}", file.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
+}
