@@ -462,7 +462,7 @@ fn text_wait(text: &str, lower: &str, is_output: bool) -> Option<TextWait> {
             .unwrap_or(rest.len());
         let token = rest[..end].trim_end_matches('.');
         let found = match parse_go_duration_ms(token) {
-            Ok(milliseconds) => Some((token.len(), milliseconds)),
+            Ok(milliseconds) => Some(more_duration_parts(rest, token.len(), milliseconds)),
             Err(_) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
                 .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), milliseconds)),
         };
@@ -474,6 +474,28 @@ fn text_wait(text: &str, lower: &str, is_output: bool) -> Option<TextWait> {
         }
     }
     None
+}
+
+/// A duration written in parts apart by spaces ("1m 4s", "2h 30m"): from the end
+/// of the first part (`length` bytes into `rest`, worth `milliseconds`), each next
+/// part that reads as a duration is added. Answers the length read and the sum.
+fn more_duration_parts(rest: &str, mut length: usize, mut milliseconds: u64) -> (usize, u64) {
+    while let Some(next) = rest[length..].strip_prefix(' ') {
+        let end = next
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == 'µ'))
+            .unwrap_or(next.len());
+        let part = next[..end].trim_end_matches('.');
+        // A part is a number with its unit ("4s"): a bare number or a word is not.
+        if !part.starts_with(|c: char| c.is_ascii_digit()) {
+            break;
+        }
+        let Ok(more) = parse_go_duration_ms(part) else {
+            break;
+        };
+        milliseconds = milliseconds.saturating_add(more);
+        length += 1 + part.len();
+    }
+    (length, milliseconds)
 }
 
 /// Whether words naming a failure come shortly before `at` in `lower` (in the same
@@ -686,7 +708,7 @@ mod tests {
             (Some(39_000), Some(OBSERVED + 39_000), &[]),
         );
         // Waits stated in the text, whoever wrote them.
-        let waits: [(&str, u64); 9] = [
+        let waits: [(&str, u64); 12] = [
             (
                 r#"{"error":{"message":"Rate limit reached ... Please try again in 9m38.016s. Need more tokens?","code":"rate_limit_exceeded"}}"#,
                 578_016,
@@ -709,6 +731,11 @@ mod tests {
             ("please wait about 30 seconds before retrying", 30_000),
             // A phrase without a duration is passed over for the next one.
             ("Try again in a moment, or retry after 5s", 5_000),
+            // A duration in parts apart by spaces is read whole; a bare number or a
+            // word after it is not a part.
+            ("[429]: Too Many Requests (reset after 1m 4s)", 64_000),
+            ("Please try again in 2h 30m 15s.", 9_015_000),
+            ("Please try again in 20s 3 times at most", 20_000),
         ];
         for (body, milliseconds) in waits {
             check(
