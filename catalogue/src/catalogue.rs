@@ -1074,6 +1074,27 @@ mod tests {
         }
     }
 
+    /// Switchback's own failure when a provider's key variable is not set (or set
+    /// to nothing) on the server (`providers/src/key.rs`) says the key is missing,
+    /// for every family: the hard section decides, nobody is asked.
+    #[test]
+    fn a_key_variable_not_set_on_the_server_is_a_missing_key() {
+        for family in ["anthropic", "openai", "openai_compatible", "ollama"] {
+            for text in [
+                "the environment variable ANTHROPIC_API_KEY that holds this provider's key is not set",
+                "the environment variable OPENAI_API_KEY that holds this provider's key is empty",
+            ] {
+                let verdict = crate::classify(&Evidence::new(family).with_body(text), 0);
+                assert_eq!(
+                    verdict.classification.code,
+                    SemanticCode::CredentialsMissing,
+                    "{family}: {text} by {}",
+                    verdict.rule
+                );
+            }
+        }
+    }
+
     #[test]
     fn words_out_of_place_do_not_decide() {
         let output = |family: &str, text: &str| Evidence::new(family).with_output(text);

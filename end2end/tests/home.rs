@@ -141,7 +141,7 @@ async fn an_empty_install_shows_how_to_start() -> anyhow::Result<()> {
             .to_be_visible()
             .await?;
     }
-    expect(start.get_by_text("switchback demo", true))
+    expect(start.get_by_text("switchback serve --demo", true))
         .to_be_visible()
         .await?;
     // A provider added: its step says so.

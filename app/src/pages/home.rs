@@ -97,9 +97,9 @@ fn GettingStarted(overview: OverviewView) -> impl IntoView {
                 </li>
                 <li class="step">
                     <a href="/tasks">"Start a task"</a>
-                    " and watch its route live. To see recovery first, run "
-                    <code>"switchback demo"</code>
-                    ": a simulated provider that overloads, throttles and recovers."
+                    " and watch its route live. To see recovery first, start a server on a new database with "
+                    <code>"switchback serve --demo"</code>
+                    ": simulated providers that overload, throttle and recover, and tasks that run through them."
                 </li>
             </ol>
         </section>

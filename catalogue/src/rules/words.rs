@@ -189,11 +189,14 @@ pub(crate) const RULES: &[Rule] = &[
         .says(&["api key", "api_key", "apikey", "api-key", "credential", "logged in", "log in", "login",
                 "authorization header", "bearer", "no token", "token is missing", "missing token",
                 "token not provided", "token was not provided", "authenticat", "environment variable", "key is set",
-                "key is not set", "did not find", "resolve authentication", ".env", "were not found", "缺失", "未收到",
+                "key is not set", "did not find", "resolve authentication", ".env", "were not found", "provider's key",
+                "缺失", "未收到",
                 "未提供", "缺少"], &[
             "no api key", "missing api key", "api key is missing", "api key missing", "api key not set",
             "api key is not set", "api key not found", "api key is required", "api key required",
             "api key not provided", "api key was not provided", "didn't provide an api key",
+            // Switchback's own, when a provider's key variable is not set on the server.
+            "that holds this provider's key is not set", "that holds this provider's key is empty",
             "did not provide an api key", "api_key must be set", "api_key client option must be set",
             "no api_key", "missing api_key", "api_key is required", "apikey is required", "missing apikey",
             "api_key not found", "api_key not set", "api_key is not set", "api key is empty", "api_key is empty",
