@@ -354,3 +354,94 @@ fn every_link_in_the_docs_names_a_file() {
         broken.join("\n")
     );
 }
+
+/// The metric names the server records: every `"switchback_..."` string in its
+/// source that a `metrics::` macro takes.
+fn recorded_metrics() -> std::collections::BTreeSet<String> {
+    fn walk(dir: &Path, into: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, into);
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                into.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut names = std::collections::BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (at, _) in text.match_indices("metrics::") {
+            let call = &text[at..text.len().min(at + 200)];
+            let Some(start) = call.find("\"switchback_") else {
+                continue;
+            };
+            let name: String = call[start + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            names.insert(name);
+        }
+    }
+    names
+}
+
+/// The Grafana dashboard (`docs/grafana/switchback.json`) asks only for metrics
+/// the server records, and charts every one of them.
+#[test]
+fn the_grafana_dashboard_charts_every_recorded_metric_and_no_other() {
+    let recorded = recorded_metrics();
+    assert!(
+        recorded.contains("switchback_routes") && recorded.contains("switchback_attempts_total"),
+        "the source scan finds the metrics: {recorded:?}"
+    );
+    let text = std::fs::read_to_string(docs_root().join("grafana/switchback.json")).unwrap();
+    let dashboard: Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    let mut asked = std::collections::BTreeSet::new();
+    let mut expressions = Vec::new();
+    fn collect(value: &Value, into: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    match (key.as_str(), inner) {
+                        ("expr", Value::String(expr)) => into.push(expr.clone()),
+                        _ => collect(inner, into),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| collect(item, into)),
+            _ => {}
+        }
+    }
+    collect(&dashboard, &mut expressions);
+    assert!(!expressions.is_empty(), "the dashboard has queries");
+    for expr in &expressions {
+        for (at, _) in expr.match_indices("switchback_") {
+            let name: String = expr[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            let family = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|suffix| name.strip_suffix(suffix))
+                .filter(|family| recorded.contains(*family))
+                .map_or(name.clone(), str::to_owned);
+            asked.insert(family);
+        }
+    }
+    let unknown: Vec<&String> = asked.difference(&recorded).collect();
+    assert!(
+        unknown.is_empty(),
+        "the dashboard asks for metrics the server never records: {unknown:?}"
+    );
+    let missing: Vec<&String> = recorded.difference(&asked).collect();
+    assert!(
+        missing.is_empty(),
+        "the dashboard charts none of: {missing:?}"
+    );
+}
