@@ -79,6 +79,7 @@ async fn openapi_document_lists_every_route() {
             "GET /api/catalogue/reclassify",
             "GET /api/client-keys",
             "GET /api/events",
+            "GET /api/overview",
             "GET /api/profiles",
             "GET /api/profiles/{id}",
             "GET /api/providers",
