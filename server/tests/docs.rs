@@ -100,10 +100,10 @@ fn check_json(block: &Block) -> Option<String> {
         Ok(value) => value,
         Err(error) => return Some(format!("not JSON: {error}")),
     };
-    if block.has("policy") {
-        if let Err(errors) = policy::normalize_policy(&value, &FieldPath::root()) {
-            return Some(format!("not a valid policy document: {errors:?}"));
-        }
+    if block.has("policy")
+        && let Err(errors) = policy::normalize_policy(&value, &FieldPath::root())
+    {
+        return Some(format!("not a valid policy document: {errors:?}"));
     }
     if block.has("provider") {
         let checked = Read::<ProviderRequest>::from_json(&value)
