@@ -889,6 +889,7 @@ mod tests {
 
     use super::requested_over_limit;
     use crate::Evidence;
+    use crate::family::Family;
 
     /// A failure in the middle of an answer is read by its error, not by the text the
     /// model had sent: a 200 stream whose deltas break off into an error event, and CLI
@@ -1074,25 +1075,46 @@ mod tests {
         }
     }
 
-    /// Switchback's own failure when a provider's key variable is not set (or set
-    /// to nothing) on the server (`providers/src/key.rs`) says the key is missing,
-    /// for every family: the hard section decides, nobody is asked.
+    /// Switchback's own failures when a provider's key variable is not set (or set
+    /// to nothing) on the server say the key is missing, and when it holds what no
+    /// header can carry, that the key is bad (`providers/src/key.rs`), for every
+    /// family: the hard section decides, nobody is asked.
     #[test]
     fn a_key_variable_not_set_on_the_server_is_a_missing_key() {
-        for family in ["anthropic", "openai", "openai_compatible", "ollama"] {
-            for text in [
+        let cases = [
+            (
                 "the environment variable ANTHROPIC_API_KEY that holds this provider's key is not set",
+                SemanticCode::CredentialsMissing,
+            ),
+            (
                 "the environment variable OPENAI_API_KEY that holds this provider's key is empty",
-            ] {
-                let verdict = crate::classify(&Evidence::new(family).with_body(text), 0);
+                SemanticCode::CredentialsMissing,
+            ),
+            (
+                "the environment variable OPENAI_API_KEY that holds this provider's key has characters an HTTP header cannot carry",
+                SemanticCode::AuthFailed,
+            ),
+        ];
+        for family in Family::ALL {
+            for (text, code) in cases {
+                let verdict = crate::classify(&Evidence::new(family.as_str()).with_body(text), 0);
                 assert_eq!(
-                    verdict.classification.code,
-                    SemanticCode::CredentialsMissing,
-                    "{family}: {text} by {}",
+                    verdict.classification.code, code,
+                    "{family:?}: {text} by {}",
                     verdict.rule
                 );
             }
         }
+    }
+
+    /// Safari words a fetch that failed "Load failed": that is no model's load.
+    #[test]
+    fn a_browsers_load_failed_is_not_a_model_that_failed_to_load() {
+        let verdict = crate::classify(
+            &Evidence::new("openai_compatible").with_output("TypeError: Load failed"),
+            0,
+        );
+        assert_ne!(verdict.classification.code, SemanticCode::ModelUnavailable);
     }
 
     #[test]

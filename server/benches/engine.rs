@@ -67,6 +67,7 @@ async fn load(tasks: usize, rate: usize, recorded: &Lateness) {
         key_envs: KeyEnvRules::default(),
         engine: engine.clone(),
         open_tasks: server::services::OpenTasks::unlimited(),
+        inbox_count: Default::default(),
     };
     // Each task's first two calls are throttled (`retry-after: 0`), its third
     // answered; each task's prompt is its own.

@@ -58,6 +58,7 @@ async fn run(replicas: usize, tasks: usize, latency: Duration, recorded: &Latene
             key_envs: KeyEnvRules::default(),
             engine,
             open_tasks: server::services::OpenTasks::unlimited(),
+            inbox_count: Default::default(),
         });
     }
     // Every call answered after `latency`: a task's first with a 500, its

@@ -202,6 +202,7 @@ mod tests {
             key_envs: api::KeyEnvRules::default(),
             engine,
             open_tasks: crate::services::OpenTasks::unlimited(),
+            inbox_count: Default::default(),
         };
         assert!(seed(&services).await.unwrap());
         assert!(!seed(&services).await.unwrap(), "not twice");

@@ -38,6 +38,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         key_envs: KeyEnvRules::new(config.allowed_key_envs),
         engine: engine.clone(),
         open_tasks: OpenTasks::at_most(config.max_open_tasks),
+        inbox_count: Default::default(),
     };
     if config.demo {
         crate::demo::seed(&services).await?;

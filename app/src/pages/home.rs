@@ -23,6 +23,9 @@ const REREAD_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 #[component]
 pub fn HomePage() -> impl IntoView {
     let data = Resource::new(|| (), |()| load_overview());
+    // Outside what is read again: an action's refusal stays on screen when the
+    // overview it caused to be read again arrives.
+    let notice = RwSignal::new(None::<String>);
     let reread_pending = StoredValue::new(false);
     let connection = use_route_events(move |_: Live| {
         if reread_pending.get_value() {
@@ -42,6 +45,7 @@ pub fn HomePage() -> impl IntoView {
     });
     view! {
         <Title text="Home" />
+        {notice_view(notice)}
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
             {move || {
                 data.get()
@@ -56,7 +60,7 @@ pub fn HomePage() -> impl IntoView {
                                     {move || if connection.0.get() { "Live" } else { "Not live" }}
                                 </span>
                             </div>
-                            <Overview overview reread=Callback::new(move |()| data.refetch()) />
+                            <Overview overview notice reread=Callback::new(move |()| data.refetch()) />
                         }
                         .into_any(),
                         Err(error) => view! { <ErrorNotice error /> }.into_any(),
@@ -109,7 +113,11 @@ fn GettingStarted(overview: OverviewView) -> impl IntoView {
 
 /// The sections of a working install.
 #[component]
-fn Overview(overview: OverviewView, reread: Callback<()>) -> impl IntoView {
+fn Overview(
+    overview: OverviewView,
+    notice: RwSignal<Option<String>>,
+    reread: Callback<()>,
+) -> impl IntoView {
     let now = use_server_clock(overview.now).now;
     let OverviewView {
         held,
@@ -121,11 +129,9 @@ fn Overview(overview: OverviewView, reread: Callback<()>) -> impl IntoView {
         recent,
         ..
     } = overview;
-    let notice = RwSignal::new(None::<String>);
     view! {
         <section class="card" aria-labelledby="held-heading">
             <h2 id="held-heading">{format!("Held for you ({held_total})")}</h2>
-            {notice_view(notice)}
             {if held.is_empty() {
                 view! { <p class="empty">"Nothing is held: every route is moving by its policy."</p> }.into_any()
             } else {
@@ -339,14 +345,17 @@ fn CircuitItem(circuit: CircuitView, now: Signal<Timestamp>) -> impl IntoView {
         None => format!("{} (every model)", circuit.provider),
     };
     let until = circuit.until;
+    // Half-open once its time has come, on the page's clock as on the server's.
+    let read_half_open = circuit.half_open;
+    let half_open = move || read_half_open || until.as_millis() <= now.get().as_millis();
     let probe = circuit.probe_task_id.clone().map(|id| {
         view! { " · " <a href=format!("/tasks/{id}")>"the task probing it"</a> }
     });
     view! {
         <li class="overview-item">
             <p class="task-title">
-                <span class=if circuit.half_open { "badge state-retrying" } else { "badge state-waiting_for_reset" }>
-                    {if circuit.half_open { "Half-open" } else { "Open" }}
+                <span class=move || if half_open() { "badge state-retrying" } else { "badge state-waiting_for_reset" }>
+                    {move || if half_open() { "Half-open" } else { "Open" }}
                 </span>
                 " " {over}
             </p>

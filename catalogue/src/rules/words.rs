@@ -145,14 +145,19 @@ pub(crate) const RULES: &[Rule] = &[
             "not have enough memory", "unable to allocate backend buffer", "runner exited", "model failed to start",
             "failed to start model", "could not load engine", "failed to create model", "failed to load llama-server",
             "could not properly load your model", "could not load your model", "has not completed downloading",
-            "load failed", "received load-error",
+            // Go's structured log of a model load (Ollama's `msg="Load failed"`): bare
+            // "Load failed" is also how Safari words a fetch that failed.
+            "msg=\"load failed\"", "received load-error",
         ]),
     rule("words.auth", AuthFailed)
         .says(&["invalid", "incorrect", "expired", "revoked", "unauthori", "authenticat",
                 "permission", "access denied", "not authorized", "disabled", "suspended",
                 "deactivated", "banned", "restricted", "not valid", "refresh", "not active", "inactive", "user",
                 "authoriz", "api keys", "oauth2", "not correct", "certification", "terminated", "violat",
-                "credentials validation", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法", "授权", "身份验证"], &[
+                "credentials validation", "provider's key has", "鉴权", "认证", "无效", "过期", "禁用", "权限", "封禁", "非法",
+                "授权", "身份验证"], &[
+            // Switchback's own, when a provider's key variable holds what no header can carry.
+            "that holds this provider's key has characters",
             "invalid api key", "invalid api-key", "invalid api_key", "invalid_api_key", "invalid key",
             "invalid token", "invalid access token", "invalid authentication", "invalid credential",
             "invalid x-api-key", "invalid bearer", "invalid subscription key", "api key is invalid",

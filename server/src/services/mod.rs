@@ -15,6 +15,7 @@ mod views;
 pub use classify::{check_evidence, classification, evidence};
 pub use client_keys::{CLIENT_KEY_PREFIX, key_digest};
 pub use open_tasks::OpenTasks;
+pub use overview::InboxCountCache;
 pub use tasks::IDEMPOTENCY_KEY_MAX_CHARS;
 
 use std::sync::Arc;
@@ -41,6 +42,8 @@ pub struct Services {
     pub engine: Engine,
     /// The most unfinished tasks the server holds.
     pub open_tasks: OpenTasks,
+    /// The catalogue's inbox as the home page last counted it.
+    pub inbox_count: InboxCountCache,
 }
 
 /// A fresh id for a new row: a UUID v7, whose leading bits are its creation

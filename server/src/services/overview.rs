@@ -5,12 +5,39 @@ use api::{
     SetupCounts,
 };
 use policy::route::RouteState;
+use std::sync::{Arc, Mutex};
 
 use super::Services;
 use crate::engine::views::task_summary;
 use crate::error::AppError;
 
+/// How long the overview reuses its count of the catalogue's inbox: counting
+/// groups the latest unsure attempts, reading their evidence, which is too much to
+/// do at every read of a page that every route event reads again.
+pub const INBOX_COUNT_REUSED_MS: i64 = 30_000;
+
+/// The inbox count the overview last made, and when (server milliseconds).
+#[derive(Debug, Clone, Default)]
+pub struct InboxCountCache(Arc<Mutex<Option<(i64, InboxCount)>>>);
+
 impl Services {
+    /// The catalogue's inbox counted, at most [`INBOX_COUNT_REUSED_MS`] old.
+    async fn inbox_count(&self, now_ms: i64) -> Result<InboxCount, AppError> {
+        let kept = *self.inbox_count.0.lock().expect("not poisoned");
+        if let Some((at_ms, count)) = kept
+            && (0..INBOX_COUNT_REUSED_MS).contains(&(now_ms - at_ms))
+        {
+            return Ok(count);
+        }
+        let inbox = crate::inbox::inbox(self.store.as_ref()).await?;
+        let count = InboxCount {
+            groups: u32::try_from(inbox.groups.len()).unwrap_or(u32::MAX),
+            attempts: inbox.groups.iter().map(|group| group.count).sum(),
+        };
+        *self.inbox_count.0.lock().expect("not poisoned") = Some((now_ms, count));
+        Ok(count)
+    }
+
     /// Tasks held and waiting, open circuits, the catalogue's inbox, how the last
     /// day's tasks stand, and what is set up.
     pub async fn overview(&self) -> Result<OverviewView, AppError> {
@@ -23,10 +50,13 @@ impl Services {
         let waiting = store.list_waiting(OVERVIEW_TASKS_MAX).await?;
         let counts = store.route_counts(since.as_millis()).await?;
         let providers = store.list_providers().await?;
+        // A circuit whose time has come stays in the store until a call over it
+        // ends; until one is on its way (a probe), nothing holds a route back.
         let circuits = store
             .list_circuits()
             .await?
             .into_iter()
+            .filter(|circuit| circuit.until_ms > now.as_millis() || circuit.probe_task_id.is_some())
             .map(|circuit| CircuitView {
                 provider: providers
                     .iter()
@@ -41,7 +71,7 @@ impl Services {
                 probe_task_id: circuit.probe_task_id,
             })
             .collect();
-        let inbox = crate::inbox::inbox(store).await?;
+        let inbox = self.inbox_count(now.as_millis()).await?;
         let mut recent = RecentCounts {
             since,
             completed: 0,
@@ -73,10 +103,7 @@ impl Services {
             waiting: waiting.iter().map(task_summary).collect(),
             waiting_total: counts.waiting,
             circuits,
-            inbox: InboxCount {
-                groups: u32::try_from(inbox.groups.len()).unwrap_or(u32::MAX),
-                attempts: inbox.groups.iter().map(|group| group.count).sum(),
-            },
+            inbox,
             recent,
             setup: SetupCounts {
                 providers: u32::try_from(providers.len()).unwrap_or(u32::MAX),

@@ -93,6 +93,7 @@ impl Harness {
             key_envs: KeyEnvRules::default(),
             engine: engine.clone(),
             open_tasks: server::services::OpenTasks::unlimited(),
+            inbox_count: Default::default(),
         };
         Self {
             services,

@@ -105,6 +105,7 @@ impl Api {
             clock,
             engine,
             open_tasks: server::services::OpenTasks::at_most(settings.max_open_tasks),
+            inbox_count: Default::default(),
             secrets: Arc::new(FixedSecrets::new([
                 ("ANTHROPIC_API_KEY", "sk-ant-test-value"),
                 ("local_token", "local-test-value"),
