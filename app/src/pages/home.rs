@@ -190,16 +190,16 @@ fn Overview(
             <h2 id="recent-heading">"Last 24 hours"</h2>
             <p>"Tasks created in the last day, by how they stand now:"</p>
             <ul class="counts" aria-label="Tasks of the last 24 hours">
-                <li><a href="/tasks?state=completed">{plural(recent.completed, "completed", "completed")}</a></li>
-                <li><a href="/tasks?state=stopped">{plural(recent.stopped, "stopped", "stopped")}</a></li>
-                <li><a href="/tasks?state=held">{plural(recent.held, "held", "held")}</a></li>
-                <li><a href="/tasks">{plural(recent.in_progress, "in progress", "in progress")}</a></li>
+                <li><a href="/tasks?state=completed">{format!("{} completed", recent.completed)}</a></li>
+                <li><a href="/tasks?state=stopped">{format!("{} stopped", recent.stopped)}</a></li>
+                <li><a href="/tasks?state=held">{format!("{} held", recent.held)}</a></li>
+                <li><a href="/tasks">{format!("{} in progress", recent.in_progress)}</a></li>
             </ul>
         </section>
     }
 }
 
-/// "1 attempt", "3 attempts"; a count with a word that does not change reads "3 held".
+/// "1 attempt", "3 attempts".
 fn plural(count: u32, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
