@@ -60,6 +60,13 @@ pub enum ApiError {
         /// The route as it is now: show it, then act again.
         route: Box<crate::tasks::RouteView>,
     },
+    /// 409: a person acted on a circuit that changed since they saw it (it closed,
+    /// or a later failure moved its reset): nothing was changed.
+    #[error("{message}")]
+    CircuitChanged {
+        /// What changed, for people.
+        message: String,
+    },
     /// 422: the route's state does not allow this; nothing changed.
     #[error("{message}")]
     NotAllowedNow {
@@ -373,7 +380,10 @@ impl ApiError {
                 422
             }
             Self::NotFound { .. } | Self::NoSuchRoute { .. } => 404,
-            Self::StaleRevision { .. } | Self::InUse { .. } | Self::StaleGeneration { .. } => 409,
+            Self::StaleRevision { .. }
+            | Self::InUse { .. }
+            | Self::StaleGeneration { .. }
+            | Self::CircuitChanged { .. } => 409,
             Self::MalformedJson { .. }
             | Self::MalformedForm { .. }
             | Self::InvalidHeader { .. } => 400,
@@ -425,6 +435,7 @@ impl<'de> Deserialize<'de> for ApiError {
             "stale_revision",
             "in_use",
             "stale_generation",
+            "circuit_changed",
             "not_allowed_now",
             "no_enabled_candidate",
             "malformed_json",
@@ -463,6 +474,9 @@ impl<'de> Deserialize<'de> for ApiError {
             "stale_generation" => Self::StaleGeneration {
                 message: message()?,
                 route: required(wire.route, "route")?,
+            },
+            "circuit_changed" => Self::CircuitChanged {
+                message: message()?,
             },
             "not_allowed_now" => Self::NotAllowedNow {
                 message: message()?,

@@ -28,6 +28,7 @@
 //! ```
 
 mod checks;
+mod circuits;
 mod classify;
 mod cli;
 mod client_keys;
@@ -39,12 +40,18 @@ mod json_text;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 mod overview;
+mod pauses;
 mod profiles;
 mod providers;
 pub mod read;
+mod replay;
 mod tasks;
 mod time;
 
+pub use circuits::{
+    CIRCUIT_HISTORY_MS, CIRCUIT_WAITING_LISTED, CircuitClosedView, CircuitHistoryView,
+    CircuitsView, CloseCircuitRequest, OpenCircuitView, ProviderHistoryView,
+};
 pub use classify::{Classification, DroppedHint, EvidenceRequest, HintDropReason, Sent};
 pub use cli::{
     COMMAND_MAX_WORDS, CliRequest, ENV_MAX_NAMES, TIME_ZONE_MAX_CHARS, WORD_MAX_CHARS,
@@ -67,6 +74,7 @@ pub use overview::{
     CircuitView, InboxCount, OVERVIEW_RECENT_MS, OVERVIEW_TASKS_MAX, OverviewView, RecentCounts,
     SetupCounts,
 };
+pub use pauses::{PauseNotice, PauseRequest, PausesView, ProviderPauseView};
 pub use policy::evidence::{BodyText, HeaderValue, HttpStatus, LenientJson};
 pub use policy::rfc3339::RFC3339_PATTERN;
 pub use policy::{ErrorCode, FieldError, FieldPath};
@@ -78,9 +86,12 @@ pub use providers::{
     BASE_URL_MAX_CHARS, KEY_ENV_MAX_CHARS, KeyEnvRules, ProviderRequest, ProviderSpec,
     ProviderView, TIMEOUT_MAX_MS, TimeoutsRequest,
 };
+pub use replay::{
+    REPLAY_TASKS_DEFAULT, REPLAY_TASKS_MAX, ReplayCallView, ReplayQuery, ReplayTaskView, ReplayView,
+};
 pub use tasks::{
-    ActionRequest, AttemptView, PROMPT_MAX_CHARS, RouteView, TASK_PAGE_DEFAULT, TASK_PAGE_MAX,
-    TaskCandidateView, TaskCursor, TaskKind, TaskPage, TaskQuery, TaskRequest, TaskSummary,
-    TaskView, ToolCallView, TurnRequest, TurnView,
+    ActionRequest, AttemptView, PROMPT_MAX_CHARS, PassedOverView, RouteView, TASK_PAGE_DEFAULT,
+    TASK_PAGE_MAX, TaskCandidateView, TaskCursor, TaskKind, TaskPage, TaskQuery, TaskRequest,
+    TaskSummary, TaskView, ToolCallView, TurnRequest, TurnView,
 };
 pub use time::{Timestamp, TimestampError};

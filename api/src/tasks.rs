@@ -218,6 +218,31 @@ pub struct AttemptView {
     pub decision: Option<String>,
 }
 
+/// A candidate the route passed over without calling it: its circuit was open past
+/// the candidate's own wait (or a gateway caller's deadline), or it could not carry a
+/// gateway client's request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PassedOverView {
+    /// The turn the route was on, from 1.
+    pub turn: u32,
+    /// The candidate's position in the task's snapshot.
+    pub candidate_index: u32,
+    /// The candidate's id.
+    pub candidate_id: CandidateId,
+    /// Its model.
+    pub model: String,
+    /// When the route passed it over.
+    pub at: Timestamp,
+    /// The code of what stood in the way (the open circuit's).
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::SemanticCodeSchema))]
+    pub code: SemanticCode,
+    /// Why, in a sentence: "Not sent: Claude Code's usage window reopens in 3 h …".
+    pub safe_cause: String,
+    /// What the route did instead: `skip`, `stop` or `hold`.
+    pub decision: String,
+}
+
 /// One turn: a prompt, and the answer with the candidate that produced it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -313,6 +338,9 @@ pub struct TaskView {
     pub route: RouteView,
     /// Every attempt, oldest first.
     pub attempts: Vec<AttemptView>,
+    /// Every candidate passed over without a call, oldest first.
+    #[serde(default)]
+    pub passed_over: Vec<PassedOverView>,
     /// Every turn, first first.
     pub turns: Vec<TurnView>,
 }

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use api::{
-    ActionRequest, ApiError, ClientKeyCreated, ClientKeyId, ClientKeyRequest, ClientKeyView,
-    InboxView, KeyEnvRules, OverviewView, ProfileId, ProfileRequest, ProfileView, ProviderId,
-    ProviderRequest, ProviderView, ReclassifyView, TaskId, TaskPage, TaskQuery, TaskRequest,
-    TaskView, Timestamp,
+    ActionRequest, ApiError, CircuitClosedView, CircuitsView, ClientKeyCreated, ClientKeyId,
+    ClientKeyRequest, ClientKeyView, CloseCircuitRequest, InboxView, KeyEnvRules, OverviewView,
+    PauseNotice, PauseRequest, PausesView, ProfileId, ProfileRequest, ProfileView, ProviderId,
+    ProviderRequest, ProviderView, ReclassifyView, ReplayQuery, ReplayView, TaskId, TaskPage,
+    TaskQuery, TaskRequest, TaskView, Timestamp,
 };
 use leptos::prelude::use_context;
 
@@ -58,6 +59,21 @@ pub trait Backend: Send + Sync + 'static {
     async fn reclassify(&self) -> Result<ReclassifyView, ApiError>;
     /// What needs a person, as `GET /api/overview` answers it.
     async fn overview(&self) -> Result<OverviewView, ApiError>;
+    /// Every circuit and the last day's history, as `GET /api/circuits` answers.
+    async fn circuits(&self) -> Result<CircuitsView, ApiError>;
+    /// A person's "Close now", as `POST /api/circuits/close` does it.
+    async fn close_circuit(
+        &self,
+        request: CloseCircuitRequest,
+    ) -> Result<CircuitClosedView, ApiError>;
+    /// What is paused, as `GET /api/pauses` answers.
+    async fn pauses(&self) -> Result<PausesView, ApiError>;
+    /// Pause or resume, as `POST /api/pauses` does it.
+    async fn set_pause(&self, request: PauseRequest) -> Result<PausesView, ApiError>;
+    /// The stored calls a dry run plays a draft against, as `GET /api/replay`.
+    async fn replay(&self, query: ReplayQuery) -> Result<ReplayView, ApiError>;
+    /// What the top bar says is paused (no read of the store).
+    fn pause_notice(&self) -> PauseNotice;
     /// The server's clock: countdowns count to its deadlines.
     fn now(&self) -> Timestamp;
 }

@@ -15,8 +15,8 @@ use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
 use crate::pages::{
-    ClientKeysPage, HomePage, InboxPage, ProfileEditPage, ProfilesPage, ProvidersPage, TaskPage,
-    TasksPage,
+    CircuitsPage, ClientKeysPage, HomePage, InboxPage, ProfileEditPage, ProfilesPage,
+    ProvidersPage, TaskPage, TasksPage,
 };
 
 /// A lazy route that shows one page component (the page owns its data).
@@ -64,6 +64,10 @@ lazy_page!(
     InboxRoute => InboxPage
 );
 lazy_page!(
+    /// `/circuits`: every shared circuit.
+    CircuitsRoute => CircuitsPage
+);
+lazy_page!(
     /// `/tasks`.
     TasksRoute => TasksPage
 );
@@ -91,6 +95,7 @@ pub async fn preload(path: &str) {
         ["providers"] => ProvidersRoute::preload().await,
         ["client-keys"] => ClientKeysRoute::preload().await,
         ["inbox"] => InboxRoute::preload().await,
+        ["circuits"] => CircuitsRoute::preload().await,
         ["tasks"] => TasksRoute::preload().await,
         ["tasks", _] => TaskRoute::preload().await,
         _ => {}

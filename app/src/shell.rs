@@ -8,8 +8,8 @@ use leptos_router::{Lazy, SsrMode, path};
 use crate::layout::TopBar;
 use crate::pages::NotFoundPage;
 use crate::routes::{
-    ClientKeysRoute, HomeRoute, InboxRoute, ProfileEditRoute, ProfilesRoute, ProvidersRoute,
-    TaskRoute, TasksRoute,
+    CircuitsRoute, ClientKeysRoute, HomeRoute, InboxRoute, ProfileEditRoute, ProfilesRoute,
+    ProvidersRoute, TaskRoute, TasksRoute,
 };
 
 /// The base name of the browser bundle: `switchback.js`, `switchback_bg.wasm`
@@ -24,6 +24,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
         Some(mode) if mode.guarded => "guarded",
         _ => "open",
     };
+    // What is paused, for the top bar of every page (empty: nothing).
+    let paused = crate::layout::paused_sentence().unwrap_or_default();
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -40,7 +42,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <HydrationScripts options />
                 <MetaTags />
             </head>
-            <body data-access=access>
+            <body data-access=access data-paused=paused>
                 <App />
             </body>
         </html>
@@ -67,6 +69,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/providers") view={Lazy::<ProvidersRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/client-keys") view={Lazy::<ClientKeysRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/circuits") view={Lazy::<CircuitsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/tasks") view={Lazy::<TasksRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/tasks/:id") view={Lazy::<TaskRoute>::new()} ssr=SsrMode::Async />
                 </Routes>

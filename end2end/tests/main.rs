@@ -2,6 +2,7 @@
 //! its own server and browser.
 
 mod access;
+mod circuits;
 mod client_keys;
 mod home;
 mod inbox;

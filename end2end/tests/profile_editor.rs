@@ -594,3 +594,104 @@ async fn a_long_model_name_wraps_inside_its_card_on_a_phone() -> anyhow::Result<
     assert!(problems.is_empty(), "/profiles on a Pixel 5: {problems:#?}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_draft_is_tried_on_stored_failures_before_it_is_saved() -> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let overloaded = json!({"error": {"provider": "anthropic", "status": 529,
+        "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}});
+    let (status, flaky) = server.send_json(
+        "POST",
+        "/api/providers",
+        &json!({"name": "Flaky", "kind": "simulated", "family": "anthropic",
+            "script": [overloaded.clone(), overloaded, {"reply": "third time lucky"}]}),
+    )?;
+    assert_eq!(status, 201, "{flaky}");
+    let steady = provider(&server, "Steady")?;
+    let stored = profile(
+        &server,
+        json!({"name": "Tried", "candidates": [
+            {"provider_id": flaky["id"], "model": "claude-flaky"},
+            {"provider_id": steady, "model": "steady"}]}),
+    )?;
+    // A task that retried twice (the defaults) and was answered.
+    let (status, task) = server.send_json(
+        "POST",
+        "/api/tasks",
+        &json!({"profile_id": stored["id"], "prompt": "Plan the migration."}),
+    )?;
+    assert_eq!(status, 201, "{task}");
+    crate::tasks::wait_for_state(&server, task["id"].as_str().unwrap(), "completed")?;
+
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    page.goto(
+        &server.url(&format!("/profiles/{}", stored["id"].as_str().unwrap())),
+        None,
+    )
+    .await?;
+    page.wait_for_hydration().await?;
+    let first = candidate(&page, "Candidate 1: claude-flaky");
+    let dry_run = first.get_by_role(AriaRole::Region, named("Try on recent failures"));
+    dry_run
+        .get_by_role(AriaRole::Button, named("Try on recent failures"))
+        .click(None)
+        .await?;
+    expect(dry_run.get_by_text("Then: answered after", false))
+        .to_be_visible()
+        .await?;
+    expect(dry_run.get_by_text("This draft: answered after", false))
+        .to_be_visible()
+        .await?;
+    expect(dry_run.get_by_text("would end 0 differently", false))
+        .to_be_visible()
+        .await?;
+
+    // Without retries the draft skips at the first failure: it says so.
+    section(&first, "Transient errors")
+        .get_by_role(AriaRole::Checkbox, named("Retry"))
+        .uncheck(None)
+        .await?;
+    dry_run
+        .get_by_role(AriaRole::Button, named("Try on recent failures"))
+        .click(None)
+        .await?;
+    expect(dry_run.get_by_text("This draft: skipped after", false))
+        .to_be_visible()
+        .await?;
+    expect(dry_run.get_by_text("overloaded: skip to the next candidate", false))
+        .to_be_visible()
+        .await?;
+    expect(dry_run.get_by_text("would end 1 differently", false))
+        .to_be_visible()
+        .await?;
+    page.screenshot_if_asked("editor-dry-run").await?;
+
+    // Nothing was stored by trying; saving stores the draft.
+    let (_, before) = server.send_json(
+        "GET",
+        &format!("/api/profiles/{}", stored["id"].as_str().unwrap()),
+        &Value::Null,
+    )?;
+    assert_eq!(
+        before["candidates"][0]["policy"]["transient"]["retry"]["enabled"],
+        true
+    );
+    page.get_by_role(AriaRole::Button, named("Save"))
+        .click(None)
+        .await?;
+    expect(page.get_by_text("All changes saved", true))
+        .to_be_visible()
+        .await?;
+    let (_, after) = server.send_json(
+        "GET",
+        &format!("/api/profiles/{}", stored["id"].as_str().unwrap()),
+        &Value::Null,
+    )?;
+    assert_eq!(
+        after["candidates"][0]["policy"]["transient"]["retry"]["enabled"],
+        false
+    );
+    assert_eq!(page.errors(), Vec::<String>::new(), "no uncaught errors");
+    Ok(())
+}

@@ -45,6 +45,7 @@ pub mod path;
 pub mod profile;
 pub mod provider;
 mod read;
+pub mod replay;
 pub mod rfc3339;
 pub mod route;
 pub mod schedule;

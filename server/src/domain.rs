@@ -338,6 +338,31 @@ impl AttemptEnd {
     }
 }
 
+/// A candidate a route passed over without calling it: its circuit was open past
+/// the candidate's own wait, or it could not carry a gateway client's request.
+/// Written with the transition that decided it; never changed after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassedOver {
+    /// The turn the route was on.
+    pub turn: u32,
+    /// The candidate's position in the snapshot.
+    pub candidate_index: usize,
+    /// The candidate's id.
+    pub candidate_id: CandidateId,
+    /// The candidate's provider.
+    pub provider_id: ProviderId,
+    /// Its model.
+    pub model: String,
+    /// When.
+    pub at: Timestamp,
+    /// The code of the failure that stands in the way (the open circuit's).
+    pub code: SemanticCode,
+    /// Why, in a sentence.
+    pub safe_cause: String,
+    /// What the route did instead: skip, stop or hold.
+    pub decision: Decision,
+}
+
 /// One call to one candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
@@ -431,6 +456,8 @@ pub struct TaskDetail {
     pub route: RouteRecord,
     /// Every attempt, oldest first.
     pub attempts: Vec<Attempt>,
+    /// Every candidate passed over without a call, oldest first.
+    pub passed_over: Vec<PassedOver>,
     /// Every turn, first first.
     pub turns: Vec<Turn>,
 }
@@ -492,6 +519,82 @@ pub struct Circuit {
     pub until_ms: i64,
     /// The route probing it, at half-open.
     pub probe_task_id: Option<TaskId>,
+    /// When it opened (a later failure that extends it keeps this), unix
+    /// milliseconds.
+    pub opened_at_ms: i64,
+}
+
+/// Automatic recovery paused by a person: everywhere, or on one provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pause {
+    /// The provider paused; `None`: everything.
+    pub provider_id: Option<ProviderId>,
+    /// That provider's name (`None` for everything, or a provider deleted since).
+    pub provider_name: Option<String>,
+    /// Since when, unix milliseconds.
+    pub paused_at_ms: i64,
+}
+
+/// A route waiting for a limit's reset (`waiting_for_reset`, on its own
+/// failure's hint or on a circuit another route's failure opened), with its
+/// current candidate's provider and model and the code of the limit: it waits
+/// on that provider's circuit (a usage window, a quota, credits) or that model's
+/// (a rate limit, capacity).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CircuitWait {
+    /// The route's task.
+    pub task_id: TaskId,
+    /// The code of the limit it waits on.
+    pub code: SemanticCode,
+    /// Its candidate's provider.
+    pub provider_id: ProviderId,
+    /// Its candidate's model.
+    pub model: String,
+    /// When it sends, unix milliseconds.
+    pub deadline_ms: i64,
+}
+
+/// What happened to a circuit, for the circuits page's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CircuitHistoryKind {
+    /// A failure opened it (or extended it).
+    Opened,
+    /// A person closed it ("Close now").
+    ClosedByPerson,
+}
+
+impl CircuitHistoryKind {
+    /// As stored and as the API says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Opened => "opened",
+            Self::ClosedByPerson => "closed_by_person",
+        }
+    }
+
+    /// Read back from [`Self::as_str`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Opened, Self::ClosedByPerson]
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+}
+
+/// One entry of the circuits' history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CircuitHistoryEntry {
+    /// Which circuit.
+    pub key: CircuitKey,
+    /// What happened.
+    pub kind: CircuitHistoryKind,
+    /// The code of the failure that opened it (for a closing, the circuit's).
+    pub code: SemanticCode,
+    /// Its reset then, unix milliseconds.
+    pub until_ms: i64,
+    /// When, unix milliseconds.
+    pub at_ms: i64,
+    /// The route whose failure opened it.
+    pub task_id: Option<TaskId>,
 }
 
 /// A change to the circuits, written in the same transaction as a route's transition.
@@ -615,6 +718,8 @@ pub struct RouteCommit {
     pub new_turn: Option<Turn>,
     /// A change to the shared circuits.
     pub circuit: Option<CircuitChange>,
+    /// The candidate this transition passes over without a call.
+    pub passed_over: Option<PassedOver>,
     /// Whether this transition fires the route's deadline. Such a commit is also
     /// a claim: it writes only a route still waiting with its deadline passed by
     /// the commit's time, and on a shared database one this replica may fire (its
@@ -660,12 +765,14 @@ impl TaskWrite {
                 task: self.task,
                 route: start.route,
                 attempts: start.start_attempt.into_iter().collect(),
+                passed_over: Vec::new(),
                 turns: vec![self.turn],
             },
             None => TaskDetail {
                 task: self.task,
                 route: self.route,
                 attempts: Vec::new(),
+                passed_over: Vec::new(),
                 turns: vec![self.turn],
             },
         }

@@ -2,6 +2,7 @@ use leptos::prelude::*;
 use policy::{CEILING_TOKENS_BOUNDS, MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BOUNDS, SectionClass};
 
 use super::context::EditorContext;
+use super::dry_run::DryRun;
 use super::form::{CandidateForm, EditOp, candidate_path};
 use super::op_button::OpButton;
 use super::section_fields::SectionFields;
@@ -166,6 +167,7 @@ pub fn CandidateCard(key: u32) -> impl IntoView {
                 <SectionFields key=key class=SectionClass::Transient />
                 <SectionFields key=key class=SectionClass::Hard />
             </div>
+            <DryRun key=key />
         </fieldset>
     }
     .into_any()

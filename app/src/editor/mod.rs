@@ -3,6 +3,7 @@
 
 mod candidate_card;
 mod context;
+mod dry_run;
 mod form;
 mod on_demand;
 mod op_button;

@@ -2,7 +2,7 @@
 
 mod top_bar;
 
-pub use top_bar::TopBar;
+pub use top_bar::{TopBar, paused_sentence};
 
 /// How the server admits people, provided by the server as context with every page
 /// (and written on its `<body data-access>`): the top bar offers to sign out, or says

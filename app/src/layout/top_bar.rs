@@ -17,11 +17,35 @@ pub fn TopBar() -> impl IntoView {
                     <li><A href="/profiles">"Profiles"</A></li>
                     <li><A href="/providers">"Providers"</A></li>
                     <li><A href="/client-keys">"Keys"</A></li>
+                    <li><A href="/circuits">"Circuits"</A></li>
                     <li><A href="/inbox">"Inbox"</A></li>
                 </ul>
             </nav>
             <Access />
         </header>
+        {paused_sentence().map(|sentence| view! {
+            <p class="paused-banner" role="status">
+                {sentence} " " <a href="/circuits#pause-heading">"Resume on the Circuits page"</a>
+            </p>
+        })}
+    }
+}
+
+/// What is paused, in a sentence, when anything is: on the server from the
+/// engine (no read of the store), in the browser what the server wrote on the
+/// page's `<body data-paused>` (`crate::shell`), so both render the same.
+pub fn paused_sentence() -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        leptos::prelude::document()
+            .body()
+            .and_then(|body| body.get_attribute("data-paused"))
+            .filter(|sentence| !sentence.is_empty())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        use_context::<crate::backend::SharedBackend>()
+            .and_then(|backend| backend.pause_notice().sentence())
     }
 }
 

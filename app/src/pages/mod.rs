@@ -1,5 +1,6 @@
 //! One page per route; each page owns its data.
 
+mod circuits;
 mod client_keys;
 mod home;
 mod inbox;
@@ -10,6 +11,7 @@ mod providers;
 mod task;
 mod tasks;
 
+pub use circuits::{CircuitSubmission, CircuitsPage};
 pub use client_keys::{ClientKeySubmission, ClientKeysPage, unplaced};
 pub use home::HomePage;
 pub use inbox::InboxPage;

@@ -72,7 +72,7 @@ pub(crate) fn RouteViewer(
         <Actions task route notice confirm_first=submission.confirm_stop reload=Callback::new(move |()| reload()) />
         <section class="card" aria-labelledby="history">
             <h2 id="history">"Attempts"</h2>
-            {move || task.with(|task| view! { <Timeline attempts=task.attempts.clone() route=task.route.clone() created_at=task.created_at /> })}
+            {move || task.with(|task| view! { <Timeline attempts=task.attempts.clone() passed_over=task.passed_over.clone() route=task.route.clone() created_at=task.created_at /> })}
         </section>
         <section class="card" aria-labelledby="turns">
             <h2 id="turns">"Turns"</h2>

@@ -14,8 +14,8 @@ use policy::route::{RouteContext, RouteEffect, RouteEvent, RouteState, transitio
 use super::wake::Lane;
 use super::{Engine, EngineError, views};
 use crate::domain::{
-    AfterCommit, Attempt, AttemptEnd, CircuitChange, CompletedTurn, RouteCommit, RouteRecord, Task,
-    TaskDetail, Turn,
+    AfterCommit, Attempt, AttemptEnd, CircuitChange, CompletedTurn, PassedOver, RouteCommit,
+    RouteRecord, Task, TaskDetail, Turn,
 };
 use crate::store::StoreError;
 
@@ -134,6 +134,26 @@ impl Engine {
                 }
             })
         };
+        // A candidate left without a call is kept in the task's history.
+        let passed_over = match event {
+            RouteEvent::NotSent {
+                decision, failure, ..
+            } => task
+                .candidates
+                .get(record.route.candidate)
+                .map(|candidate| PassedOver {
+                    turn: record.route.turn,
+                    candidate_index: record.route.candidate,
+                    candidate_id: candidate.id.clone(),
+                    provider_id: candidate.provider_id.clone(),
+                    model: candidate.model.clone(),
+                    at: now,
+                    code: failure.code,
+                    safe_cause: failure.safe_cause.clone(),
+                    decision: *decision,
+                }),
+            _ => None,
+        };
         let commit = RouteCommit {
             new_turn: changes
                 .new_turn
@@ -143,6 +163,7 @@ impl Engine {
             finish_attempt: changes.finish_attempt,
             complete_turn: changes.complete_turn,
             circuit: changes.circuit,
+            passed_over,
             fires_deadline: matches!(event, RouteEvent::DeadlineReached),
             after,
             event_json,

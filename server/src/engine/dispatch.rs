@@ -116,6 +116,11 @@ impl Engine {
         let Some(candidate) = task.candidates.get(record.route.candidate) else {
             return Ok(());
         };
+        // A person paused recovery here: nothing starts until they resume.
+        if self.is_paused(&candidate.provider_id) {
+            self.hold_back(id);
+            return Ok(());
+        }
         let now_ms = self.now().as_millis();
         // A gateway call whose client stopped waiting (its deadline passed, or a
         // restart lost its connection's process): nobody would read the answer.
@@ -130,6 +135,13 @@ impl Engine {
                 Err(error) => Err(error.into_store_error()),
             };
         }
+        // Read before the start is committed: a store that fails here leaves the
+        // route as it was, to be dispatched again.
+        let provider = match self.inner.store.get_provider(&candidate.provider_id).await {
+            Ok(provider) => Some(provider),
+            Err(StoreError::NotFound { .. }) => None,
+            Err(error) => return Err(error),
+        };
         let circuits = self
             .inner
             .store
@@ -138,7 +150,12 @@ impl Engine {
         let mut probe = false;
         // The latest-closing circuit decides whether to wait (they are sorted so).
         if let Some(open) = circuits.iter().find(|circuit| circuit.until_ms > now_ms) {
-            match at_open_circuit(&task, record, open, now_ms) {
+            let provider_name = provider
+                .as_ref()
+                .map_or(candidate.provider_id.as_str(), |provider| {
+                    provider.name.as_str()
+                });
+            match at_open_circuit(&task, record, open, provider_name, now_ms) {
                 // A person's retry now goes through, as the probe.
                 None => probe = true,
                 Some(event) => {
@@ -163,13 +180,6 @@ impl Engine {
             }
             probe = true;
         }
-        // Read before the start is committed: a store that fails here leaves the
-        // route as it was, to be dispatched again.
-        let provider = match self.inner.store.get_provider(&candidate.provider_id).await {
-            Ok(provider) => Some(provider),
-            Err(StoreError::NotFound { .. }) => None,
-            Err(error) => return Err(error),
-        };
         let sending = self.prepare(&task, &progress, probe);
         // A gateway client's request this candidate's protocol cannot carry is not
         // sent with fields dropped: the candidate is skipped, saying which field.
@@ -310,7 +320,7 @@ impl Engine {
 
     /// Whether a new task's first attempt can go out with its creation: the
     /// server is not stopping, the caller's deadline has not passed, a call may
-    /// start now, no circuit covers the first candidate (open or half-open: the
+    /// start now, nothing is paused there, no circuit covers the first candidate (open or half-open: the
     /// dispatcher decides those), its provider exists, and its protocol carries
     /// the request. `None` leaves the task to the dispatcher, which handles
     /// each of these cases (and a read that failed here).
@@ -347,6 +357,9 @@ impl Engine {
         let Some(candidate) = task.candidates.get(route.route.candidate) else {
             return Ok(None);
         };
+        if self.is_paused(&candidate.provider_id) {
+            return Ok(None);
+        }
         let circuits = self
             .inner
             .store

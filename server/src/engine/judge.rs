@@ -183,14 +183,17 @@ pub(super) fn judge(
     }
 }
 
-/// What a route due to send does about `open`, the latest-closing circuit still
-/// open over its candidate: wait for it within the candidate's own wait, take the
-/// exhausted outcome when its reset is beyond that (no request is sent), or, a
-/// person's `retry_now`, go through it as the probe (`None`).
+/// What a route due to send does while its candidate's circuit `open` is open
+/// (`provider` names the candidate's provider for people): wait for its reset
+/// when that is within the candidate's own `max_wait_s` for the circuit's class
+/// (and the caller's deadline), else take the exhausted outcome at once, without
+/// a call. `None`: send (a person's retry now goes through as the probe). The
+/// route shows why, in a sentence naming the provider, the reset and the wait.
 pub(super) fn at_open_circuit(
     task: &Task,
     record: &RouteRecord,
     open: &Circuit,
+    provider: &str,
     now_ms: i64,
 ) -> Option<RouteEvent> {
     let route = &record.route;
@@ -201,21 +204,14 @@ pub(super) fn at_open_circuit(
         .section(class)
         .copied()
         .unwrap_or_else(PolicySection::hard_default);
-    // What the route shows while it waits, or why it did not send.
-    let failure = Failure {
+    let failure = |safe_cause: String| Failure {
         class,
         code: open.code,
         catalogue: catalogue::CATALOGUE_VERSION.to_owned(),
-        safe_cause: format!(
-            "The {} circuit is open until {}.",
-            if open.key.model.is_some() {
-                "model's"
-            } else {
-                "provider's"
-            },
-            Timestamp::from_millis(open.until_ms)
-        ),
+        safe_cause,
     };
+    let reset = circuit_reset_words(open, provider, now_ms);
+    let max_wait = policy::format_duration_ms(section.reset_wait.max_wait_ms());
     let on_exhausted = section.on_exhausted;
     match gate_within(
         Some(open.until_ms),
@@ -226,16 +222,55 @@ pub(super) fn at_open_circuit(
     ) {
         Gate::Wait { until_ms } => Some(RouteEvent::CircuitOpen {
             until_ms,
-            failure,
+            failure: failure(format!(
+                "Waiting: {reset}, within this candidate's {max_wait} wait."
+            )),
             on_exhausted,
         }),
-        Gate::Exhausted => Some(RouteEvent::NotSent {
-            decision: exhausted(&section, task.next_enabled_after(route.candidate).is_some()),
-            failure,
-            on_exhausted,
-        }),
+        Gate::Exhausted => {
+            let within_wait = u64::try_from(open.until_ms.saturating_sub(now_ms))
+                .is_ok_and(|wait_ms| wait_ms <= section.reset_wait.max_wait_ms());
+            let past = match task.respond_by_ms() {
+                Some(by_ms) if within_wait => format!(
+                    "after this call's deadline ({})",
+                    Timestamp::from_millis(by_ms)
+                ),
+                _ => format!("past this candidate's {max_wait} wait"),
+            };
+            Some(RouteEvent::NotSent {
+                decision: exhausted(&section, task.next_enabled_after(route.candidate).is_some()),
+                failure: failure(format!("Not sent: {reset}, {past}.")),
+                on_exhausted,
+            })
+        }
         Gate::Send => None,
     }
+}
+
+/// What stands in the way and when it goes, for people: "Claude Code's usage
+/// window resets in 3 h (2026-12-07T08:00:00.000Z)". The time left is rounded
+/// up to the minute past an hour and to the second below.
+fn circuit_reset_words(open: &Circuit, provider: &str, now_ms: i64) -> String {
+    let model = open.key.model.as_deref().unwrap_or_default();
+    let what = match open.code {
+        SemanticCode::UsageLimited => format!("{provider}'s usage window resets"),
+        SemanticCode::QuotaExhausted => format!("{provider}'s quota resets"),
+        SemanticCode::InsufficientCredits => {
+            format!("{provider}'s circuit (out of credits) half-opens")
+        }
+        SemanticCode::RateLimited => format!("{provider}'s rate limit on {model} resets"),
+        SemanticCode::Overloaded => {
+            format!("{provider}'s circuit on {model} (overloaded) half-opens")
+        }
+        _ => format!("{provider}'s circuit half-opens"),
+    };
+    let left_ms = u64::try_from(open.until_ms.saturating_sub(now_ms)).unwrap_or(0);
+    let unit_ms = if left_ms > 3_600_000 { 60_000 } else { 1_000 };
+    format!(
+        "{what} in {} ({})",
+        policy::format_duration_ms(left_ms.div_ceil(unit_ms) * unit_ms),
+        Timestamp::from_millis(open.until_ms)
+    )
 }
 
 /// What a route due to send does when its candidate cannot carry the gateway
@@ -704,6 +739,7 @@ mod tests {
             code,
             until_ms,
             probe_task_id: None,
+            opened_at_ms: NOW_MS,
         }
     }
 
@@ -718,8 +754,13 @@ mod tests {
             },
             ..running(0)
         };
-        let decision = |task: &Task, record, open| match at_open_circuit(task, record, open, NOW_MS)
-        {
+        let decision = |task: &Task, record, open| match at_open_circuit(
+            task,
+            record,
+            open,
+            "Claude Code",
+            NOW_MS,
+        ) {
             Some(RouteEvent::CircuitOpen { until_ms, .. }) => format!("wait until {until_ms}"),
             Some(event) => {
                 event
@@ -744,12 +785,13 @@ mod tests {
             decision(&task(true), &probing, &beyond),
             "send as the probe"
         );
-        // What the route shows: the circuit's code and when it opens again.
+        // What the route shows: the circuit's code, when it opens again, and why
+        // the route waits or passes the candidate over.
         let Some(RouteEvent::CircuitOpen {
             failure,
             on_exhausted,
             ..
-        }) = at_open_circuit(&task(true), &waiting, &within, NOW_MS)
+        }) = at_open_circuit(&task(true), &waiting, &within, "Claude Code", NOW_MS)
         else {
             panic!("a wait")
         };
@@ -757,10 +799,30 @@ mod tests {
             (failure.code, on_exhausted),
             (SemanticCode::UsageLimited, OnExhausted::Skip)
         );
-        assert!(
-            failure
-                .safe_cause
-                .starts_with("The provider's circuit is open until")
+        assert_eq!(
+            failure.safe_cause,
+            format!(
+                "Waiting: Claude Code's usage window resets in 1 h ({}), within this \
+                 candidate's 1 h wait.",
+                Timestamp::from_millis(NOW_MS + hour_ms)
+            )
+        );
+        let Some(RouteEvent::NotSent { failure, .. }) = at_open_circuit(
+            &task(true),
+            &waiting,
+            &circuit(SemanticCode::UsageLimited, NOW_MS + 3 * hour_ms - 1),
+            "Claude Code",
+            NOW_MS,
+        ) else {
+            panic!("passed over")
+        };
+        assert_eq!(
+            failure.safe_cause,
+            format!(
+                "Not sent: Claude Code's usage window resets in 3 h ({}), past this \
+                 candidate's 1 h wait.",
+                Timestamp::from_millis(NOW_MS + 3 * hour_ms - 1)
+            )
         );
     }
 }

@@ -30,6 +30,7 @@ mod dispatch;
 mod error;
 mod in_flight;
 mod judge;
+mod pauses;
 mod restart;
 mod scheduler;
 mod snapshots;
@@ -49,7 +50,7 @@ pub use calls::{CallNews, Watch};
 pub use error::EngineError;
 
 use crate::clock::Clock;
-use crate::domain::{AttemptOutcome, RouteRecord, Task, TaskDetail, TaskWrite, Turn};
+use crate::domain::{AttemptOutcome, CircuitKey, RouteRecord, Task, TaskDetail, TaskWrite, Turn};
 use crate::store::{Store, StoreError};
 use commit::{Applied, Changes};
 use wake::{Alarm, Lane, Lanes, Parked, Senders};
@@ -86,6 +87,8 @@ struct Inner {
     in_flight: in_flight::InFlight,
     /// Routes that wait for a half-open circuit's probe.
     parked: Parked,
+    /// What a person paused, and the routes held back by it.
+    pauses: pauses::Pauses,
     permits: Arc<Semaphore>,
     snapshots: snapshots::Snapshots,
     /// The gateway's clients waiting on their calls.
@@ -136,6 +139,7 @@ impl Engine {
                 receivers: Mutex::new(Some(lanes)),
                 in_flight: in_flight::InFlight::default(),
                 parked: Parked::default(),
+                pauses: pauses::Pauses::default(),
                 permits: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
                 snapshots: snapshots::Snapshots::default(),
                 watchers: calls::Watchers::default(),
@@ -150,6 +154,8 @@ impl Engine {
     /// dispatcher and the scheduler until the runtime shuts down. Answers once
     /// reconciliation is done, with how many routes it touched.
     pub async fn start(&self) -> Result<usize, StoreError> {
+        // What was paused before the restart holds from the first dispatch.
+        self.reload_pauses().await?;
         let touched = self.reconcile().await?;
         let receivers = self
             .inner
@@ -342,6 +348,36 @@ impl Engine {
         // The route may have been a probe that others wait for.
         self.unpark();
         self.answer(id, applied).await
+    }
+
+    /// A person's "Close now" on the circuit `key` as they saw it, half-opening at
+    /// `until_ms`: it goes, the closing is recorded, and the routes waiting on it
+    /// (and those parked behind its probe) are dispatched now. `None` when the
+    /// circuit is not there with that reset any more: nothing changed.
+    pub async fn close_circuit(
+        &self,
+        key: &CircuitKey,
+        until_ms: i64,
+    ) -> Result<Option<Vec<TaskId>>, StoreError> {
+        let now_ms = self.now().as_millis();
+        let woken = self
+            .inner
+            .store
+            .close_circuit(key, until_ms, now_ms)
+            .await?;
+        if let Some(woken) = &woken {
+            tracing::info!(
+                provider_id = %key.provider_id,
+                model = key.model.as_deref().unwrap_or(""),
+                routes = woken.len(),
+                "a person closed a circuit"
+            );
+            if !woken.is_empty() {
+                self.inner.alarm.arm(now_ms);
+            }
+            self.unpark();
+        }
+        Ok(woken)
     }
 
     /// The client waiting for a gateway call's answer went away (or its deadline

@@ -1,4 +1,4 @@
-//! Upkeep: the route event log kept bounded, and, on a database other replicas
+//! Upkeep: the route event log and the circuits' history kept bounded, and, on a database other replicas
 //! share, what they did or left looked at now and then.
 
 use super::Engine;
@@ -14,8 +14,11 @@ const UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
 /// joins.
 const PRUNE_STEP: i64 = 500;
 
+/// How long the circuits' history is kept: a week.
+const CIRCUIT_HISTORY_KEPT_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
 impl Engine {
-    /// Keep the route event log bounded, once a minute (of real time: it is upkeep,
+    /// Keep the route event log and the circuits' history bounded, once a minute (of real time: it is upkeep,
     /// not a deadline), in steps of [`PRUNE_STEP`] events.
     pub(super) async fn run_pruner(self) {
         let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
@@ -36,6 +39,10 @@ impl Engine {
                     }
                 }
             }
+            let before_ms = self.now().as_millis() - CIRCUIT_HISTORY_KEPT_MS;
+            if let Err(error) = self.inner.store.prune_circuit_history(before_ms).await {
+                tracing::warn!(error = %error, "pruning the circuits' history failed");
+            }
         }
     }
 
@@ -50,6 +57,10 @@ impl Engine {
             every.tick().await;
             if self.is_stopping() {
                 return;
+            }
+            // A pause or a resume made on another replica.
+            if let Err(error) = self.reload_pauses().await {
+                tracing::warn!(error = %error, "reading the pauses failed");
             }
             match self
                 .inner

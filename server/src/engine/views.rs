@@ -2,8 +2,8 @@
 //! the live events carry.
 
 use api::{
-    AttemptView, CandidateId, Generation, RouteView, TaskCandidateView, TaskKind, TaskSummary,
-    TaskView, Timestamp, TurnView,
+    AttemptView, CandidateId, Generation, PassedOverView, RouteView, TaskCandidateView, TaskKind,
+    TaskSummary, TaskView, Timestamp, TurnView,
 };
 
 use crate::domain::{Attempt, RouteRecord, Task, TaskDetail, TaskListing, Turn};
@@ -152,6 +152,20 @@ pub fn task_view(detail: &TaskDetail) -> TaskView {
             .collect(),
         route: route_view(task, &detail.route),
         attempts: detail.attempts.iter().map(attempt_view).collect(),
+        passed_over: detail
+            .passed_over
+            .iter()
+            .map(|passed| PassedOverView {
+                turn: passed.turn,
+                candidate_index: index(passed.candidate_index),
+                candidate_id: passed.candidate_id.clone(),
+                model: passed.model.clone(),
+                at: passed.at,
+                code: passed.code,
+                safe_cause: passed.safe_cause.clone(),
+                decision: passed.decision.name().to_owned(),
+            })
+            .collect(),
         turns: detail.turns.iter().map(turn_view).collect(),
     }
 }

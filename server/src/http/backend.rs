@@ -98,6 +98,43 @@ impl Backend for Services {
             .map_err(AppError::into_api_error)
     }
 
+    async fn circuits(&self) -> Result<api::CircuitsView, ApiError> {
+        Services::circuits(self)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn close_circuit(
+        &self,
+        request: api::CloseCircuitRequest,
+    ) -> Result<api::CircuitClosedView, ApiError> {
+        Services::close_circuit(self, Read::clean(&request))
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn pauses(&self) -> Result<api::PausesView, ApiError> {
+        Services::pauses(self)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn set_pause(&self, request: api::PauseRequest) -> Result<api::PausesView, ApiError> {
+        Services::set_pause(self, Read::clean(&request))
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    async fn replay(&self, query: api::ReplayQuery) -> Result<api::ReplayView, ApiError> {
+        Services::replay_calls(self, query)
+            .await
+            .map_err(AppError::into_api_error)
+    }
+
+    fn pause_notice(&self) -> api::PauseNotice {
+        Services::pause_notice(self)
+    }
+
     async fn reclassify(&self) -> Result<api::ReclassifyView, ApiError> {
         Services::reclassify(self)
             .await

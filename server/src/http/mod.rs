@@ -106,6 +106,8 @@ fn form_posts() -> Router<AppState> {
         post(forms::act),
         post(forms::new_client_key),
         post(forms::revoke_client_key),
+        post(forms::close_circuit),
+        post(forms::set_pause),
     ];
     FORM_POSTS
         .iter()
@@ -116,7 +118,7 @@ fn form_posts() -> Router<AppState> {
 }
 
 /// The paths the pages' plain forms post to, in [`form_posts`]' order.
-pub const FORM_POSTS: [&str; 8] = [
+pub const FORM_POSTS: [&str; 10] = [
     "/profiles/new",
     "/profiles/{id}",
     "/providers",
@@ -125,6 +127,8 @@ pub const FORM_POSTS: [&str; 8] = [
     "/tasks/{id}/actions",
     "/client-keys",
     "/client-keys/{id}/revoke",
+    "/circuits/close",
+    "/pauses",
 ];
 
 /// The paths of the sign-in page's posts.

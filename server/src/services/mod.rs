@@ -3,12 +3,15 @@
 //! store call, then the answer as the API shows it. Every shell is a few
 //! lines over one of these.
 
+mod circuits;
 mod classify;
 mod client_keys;
 mod open_tasks;
 mod overview;
+mod pauses;
 mod profiles;
 mod providers;
+mod replay;
 mod tasks;
 mod views;
 

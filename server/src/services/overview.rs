@@ -1,8 +1,7 @@
 //! What needs a person, on one page: the home page's data.
 
 use api::{
-    CircuitView, InboxCount, OVERVIEW_RECENT_MS, OVERVIEW_TASKS_MAX, OverviewView, RecentCounts,
-    SetupCounts,
+    InboxCount, OVERVIEW_RECENT_MS, OVERVIEW_TASKS_MAX, OverviewView, RecentCounts, SetupCounts,
 };
 use policy::route::RouteState;
 use std::sync::{Arc, Mutex};
@@ -50,25 +49,12 @@ impl Services {
         let waiting = store.list_waiting(OVERVIEW_TASKS_MAX).await?;
         let counts = store.route_counts(since.as_millis()).await?;
         let providers = store.list_providers().await?;
-        // A circuit whose time has come stays in the store until a call over it
-        // ends; until one is on its way (a probe), nothing holds a route back.
         let circuits = store
             .list_circuits()
             .await?
-            .into_iter()
-            .filter(|circuit| circuit.until_ms > now.as_millis() || circuit.probe_task_id.is_some())
-            .map(|circuit| CircuitView {
-                provider: providers
-                    .iter()
-                    .find(|provider| provider.id == circuit.key.provider_id)
-                    .map_or_else(|| circuit.key.provider_id.to_string(), |p| p.name.clone()),
-                provider_id: circuit.key.provider_id,
-                model: circuit.key.model,
-                code: circuit.code,
-                class: circuit.code.class(),
-                until: api::Timestamp::from_millis(circuit.until_ms),
-                half_open: circuit.until_ms <= now.as_millis(),
-                probe_task_id: circuit.probe_task_id,
+            .iter()
+            .filter_map(|circuit| {
+                super::circuits::circuit_view(circuit, &providers, now.as_millis())
             })
             .collect();
         let inbox = self.inbox_count(now.as_millis()).await?;

@@ -24,9 +24,9 @@ use async_trait::async_trait;
 use policy::route::RouteState;
 
 use crate::domain::{
-    Attempt, AttemptEnd, Circuit, CircuitKey, ClientKey, ClientKeyWrite, FeedSender, Profile,
-    ProfileWrite, Progress, Provider, ProviderWrite, RouteCommit, RouteCounts, RouteRecord,
-    StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    Attempt, AttemptEnd, Circuit, CircuitHistoryEntry, CircuitKey, CircuitWait, ClientKey,
+    ClientKeyWrite, FeedSender, Pause, Profile, ProfileWrite, Progress, Provider, ProviderWrite,
+    RouteCommit, RouteCounts, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
 };
 
 pub use postgres::{PostgresStore, default_replica, without_password};
@@ -367,6 +367,45 @@ pub trait TaskStore: Send + Sync {
         &self,
         key: &CircuitKey,
         task_id: &TaskId,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// The routes waiting on an open circuit, soonest first, at most `limit`.
+    async fn list_circuit_waits(&self, limit: u32) -> Result<Vec<CircuitWait>, StoreError>;
+
+    /// What happened to the circuits since `since_ms`, newest first, at most `limit`.
+    async fn circuit_history(
+        &self,
+        since_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<CircuitHistoryEntry>, StoreError>;
+
+    /// A person closes the circuit `key` as they saw it, half-opening at
+    /// `until_ms`: in one write it goes, the closing is recorded, and the routes
+    /// waiting on it are due at `now_ms`. Answers those routes, or `None` when
+    /// the circuit is not there with that reset (gone, reopened or extended
+    /// since), and then nothing is written.
+    async fn close_circuit(
+        &self,
+        key: &CircuitKey,
+        until_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<Vec<TaskId>>, StoreError>;
+
+    /// Forget the circuits' history before `before_ms`; answers how much went.
+    async fn prune_circuit_history(&self, before_ms: i64) -> Result<u64, StoreError>;
+
+    /// What a person paused: everything and each provider, oldest first.
+    async fn list_pauses(&self) -> Result<Vec<Pause>, StoreError>;
+
+    /// Pause (`paused`) or resume automatic recovery on `provider_id` (`None`:
+    /// everywhere) at `now_ms`, recorded in the pauses' history. Answers whether
+    /// it changed anything: pausing what is paused, or resuming what is not,
+    /// writes nothing.
+    async fn set_pause(
+        &self,
+        provider_id: Option<&ProviderId>,
+        paused: bool,
         now_ms: i64,
     ) -> Result<bool, StoreError>;
 

@@ -9,8 +9,9 @@ use providers::{SimulatedStep, Timeouts};
 use sqlx::FromRow;
 
 use crate::domain::{
-    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitKey, Failure, GatewayCall,
-    Producer, Profile, Progress, Provider, ProviderWrite, RouteRecord, Task, Turn, Verdict,
+    Attempt, AttemptEnd, AttemptOutcome, Candidate, Circuit, CircuitHistoryEntry,
+    CircuitHistoryKind, CircuitKey, CircuitWait, Failure, GatewayCall, PassedOver, Pause, Producer,
+    Profile, Progress, Provider, ProviderWrite, RouteRecord, Task, Turn, Verdict,
 };
 use crate::store::StoreError;
 
@@ -277,6 +278,37 @@ macro_rules! route_columns {
 }
 pub(crate) use route_columns;
 
+/// For `concat!` after a `WHERE` on `routes`: the route is not paused, neither
+/// everywhere (a `pauses` row of scope `''`) nor on its current candidate's
+/// provider (a row of that provider's id).
+macro_rules! not_paused {
+    () => {
+        " AND NOT EXISTS (SELECT 1 FROM pauses WHERE scope = '') \
+         AND NOT EXISTS (SELECT 1 FROM task_candidates JOIN pauses \
+         ON pauses.scope = task_candidates.provider_id \
+         WHERE task_candidates.task_id = routes.task_id \
+         AND task_candidates.position = routes.candidate_index)"
+    };
+}
+pub(crate) use not_paused;
+
+#[derive(FromRow)]
+pub(super) struct PauseRow {
+    pub(super) scope: String,
+    pub(super) paused_at_ms: i64,
+    pub(super) name: Option<String>,
+}
+
+impl PauseRow {
+    pub(super) fn into_domain(self) -> Pause {
+        Pause {
+            provider_id: (!self.scope.is_empty()).then(|| ProviderId::new(self.scope)),
+            provider_name: self.name,
+            paused_at_ms: self.paused_at_ms,
+        }
+    }
+}
+
 impl RouteRow {
     /// The route's columns of a row read by the [`reader`](super::reader), by name.
     pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
@@ -365,6 +397,48 @@ impl RouteRow {
                     .transpose()?,
             },
             updated_at: Timestamp::from_millis(self.updated_at_ms),
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(super) struct PassedOverRow {
+    pub(super) turn: i64,
+    pub(super) candidate_index: i64,
+    pub(super) candidate_id: String,
+    pub(super) provider_id: String,
+    pub(super) model: String,
+    pub(super) at_ms: i64,
+    pub(super) code: String,
+    pub(super) safe_cause: String,
+    pub(super) decision_json: String,
+}
+
+/// The columns of [`PassedOverRow`], for `concat!`, in a task's order.
+macro_rules! passed_over_query {
+    ($parameter:literal) => {
+        concat!(
+            "SELECT turn, candidate_index, candidate_id, provider_id, model, at_ms, code, \
+             safe_cause, decision_json FROM passed_over WHERE task_id = ",
+            $parameter,
+            " ORDER BY seq"
+        )
+    };
+}
+pub(super) use passed_over_query;
+
+impl PassedOverRow {
+    pub(super) fn into_domain(self) -> Result<PassedOver, StoreError> {
+        Ok(PassedOver {
+            turn: to_u32("turn", self.turn)?,
+            candidate_index: usize::try_from(self.candidate_index).unwrap_or(usize::MAX),
+            candidate_id: CandidateId::new(self.candidate_id),
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            at: Timestamp::from_millis(self.at_ms),
+            code: parse_enum("code", &self.code)?,
+            safe_cause: self.safe_cause,
+            decision: serde_json::from_str(&self.decision_json).map_err(corrupt("decision"))?,
         })
     }
 }
@@ -570,6 +644,7 @@ pub(super) struct CircuitRow {
     pub(super) code: String,
     pub(super) until_ms: i64,
     pub(super) probe_task_id: Option<String>,
+    pub(super) opened_at_ms: i64,
 }
 
 impl CircuitRow {
@@ -580,6 +655,7 @@ impl CircuitRow {
             code: row.get("code")?,
             until_ms: row.get("until_ms")?,
             probe_task_id: row.get("probe_task_id")?,
+            opened_at_ms: row.get("opened_at_ms")?,
         })
     }
 
@@ -592,6 +668,80 @@ impl CircuitRow {
             code: parse_enum("circuit code", &self.code)?,
             until_ms: self.until_ms,
             probe_task_id: self.probe_task_id.map(TaskId::new),
+            opened_at_ms: self.opened_at_ms,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(super) struct CircuitWaitRow {
+    pub(super) task_id: String,
+    pub(super) code: String,
+    pub(super) provider_id: String,
+    pub(super) model: String,
+    pub(super) deadline_ms: i64,
+}
+
+impl CircuitWaitRow {
+    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            task_id: row.get("task_id")?,
+            code: row.get("code")?,
+            provider_id: row.get("provider_id")?,
+            model: row.get("model")?,
+            deadline_ms: row.get("deadline_ms")?,
+        })
+    }
+
+    pub(super) fn into_domain(self) -> Result<CircuitWait, StoreError> {
+        Ok(CircuitWait {
+            task_id: TaskId::new(self.task_id),
+            code: parse_enum("code", &self.code)?,
+            provider_id: ProviderId::new(self.provider_id),
+            model: self.model,
+            deadline_ms: self.deadline_ms,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(super) struct CircuitHistoryRow {
+    pub(super) provider_id: String,
+    pub(super) model: String,
+    pub(super) kind: String,
+    pub(super) code: String,
+    pub(super) until_ms: i64,
+    pub(super) at_ms: i64,
+    pub(super) task_id: Option<String>,
+}
+
+impl CircuitHistoryRow {
+    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            provider_id: row.get("provider_id")?,
+            model: row.get("model")?,
+            kind: row.get("kind")?,
+            code: row.get("code")?,
+            until_ms: row.get("until_ms")?,
+            at_ms: row.get("at_ms")?,
+            task_id: row.get("task_id")?,
+        })
+    }
+
+    pub(super) fn into_domain(self) -> Result<CircuitHistoryEntry, StoreError> {
+        Ok(CircuitHistoryEntry {
+            key: CircuitKey {
+                provider_id: ProviderId::new(self.provider_id),
+                model: (!self.model.is_empty()).then_some(self.model),
+            },
+            kind: CircuitHistoryKind::from_name(&self.kind).ok_or_else(|| StoreError::Corrupt {
+                what: "circuit history kind",
+                message: self.kind.clone(),
+            })?,
+            code: parse_enum("circuit code", &self.code)?,
+            until_ms: self.until_ms,
+            at_ms: self.at_ms,
+            task_id: self.task_id.map(TaskId::new),
         })
     }
 }

@@ -46,8 +46,93 @@ pub(super) const COUNT_CREATED_SINCE: &str = "SELECT routes.state, COUNT(*) FROM
      JOIN routes ON routes.task_id = tasks.id WHERE tasks.created_at_ms >= $1 GROUP BY routes.state";
 
 /// Every shared circuit, the soonest to half-open first.
-pub(super) const LIST_CIRCUITS: &str = "SELECT provider_id, model, code, until_ms, probe_task_id \
-     FROM circuits ORDER BY until_ms, provider_id, model";
+pub(super) const LIST_CIRCUITS: &str = "SELECT provider_id, model, code, until_ms, probe_task_id, \
+     opened_at_ms FROM circuits ORDER BY until_ms, provider_id, model";
+
+/// What is paused, oldest first.
+pub(super) const LIST_PAUSES: &str = "SELECT pauses.scope, pauses.paused_at_ms, providers.name \
+     FROM pauses LEFT JOIN providers ON providers.id = pauses.scope \
+     ORDER BY pauses.paused_at_ms, pauses.scope";
+
+/// Pause `$1` (`''`: everything) since `$2`, unless it is paused already.
+pub(super) const PAUSE: &str =
+    "INSERT INTO pauses (scope, paused_at_ms) VALUES ($1, $2) ON CONFLICT (scope) DO NOTHING";
+
+/// Resume `$1`.
+pub(super) const RESUME: &str = "DELETE FROM pauses WHERE scope = $1";
+
+/// A pause or a resume, recorded: `$1` the scope, `$2` `paused` or `resumed`, `$3` when.
+pub(super) const RECORD_PAUSE: &str =
+    "INSERT INTO pause_history (scope, kind, at_ms) VALUES ($1, $2, $3)";
+
+/// The codes of a provider's circuit, as an SQL list, for `concat!`.
+macro_rules! provider_circuit_codes {
+    () => {
+        "('usage_limited', 'quota_exhausted', 'insufficient_credits')"
+    };
+}
+
+/// The codes of a model's circuit, as an SQL list, for `concat!`.
+macro_rules! model_circuit_codes {
+    () => {
+        "('rate_limited', 'overloaded')"
+    };
+}
+
+/// The routes waiting for the reset of a limit a circuit covers (their own
+/// failure's, or a circuit's), each with the limit's code and its current
+/// candidate's provider and model, soonest first: `$1` the most.
+pub(super) const LIST_CIRCUIT_WAITS: &str = "SELECT routes.task_id, routes.code, \
+     task_candidates.provider_id, task_candidates.model, routes.deadline_ms FROM routes \
+     JOIN task_candidates ON task_candidates.task_id = routes.task_id \
+     AND task_candidates.position = routes.candidate_index \
+     WHERE routes.state = 'waiting_for_reset' AND routes.code IN ('usage_limited', \
+     'quota_exhausted', 'insufficient_credits', 'rate_limited', 'overloaded') \
+     AND routes.deadline_ms IS NOT NULL ORDER BY routes.deadline_ms, routes.task_id LIMIT $1";
+
+/// The routes a person's closing of a circuit makes due now (`$1` now, `$2`
+/// the provider, `$3` the model or `''` for the provider's circuit): those
+/// waiting for the reset of a limit of the circuit's codes (`$codes`, one of the
+/// two lists above), on a candidate it covers; `$owner` sets more columns.
+macro_rules! release_waits {
+    ($codes:expr, $owner:literal) => {
+        concat!(
+            "UPDATE routes SET deadline_ms = $1",
+            $owner,
+            " WHERE state = 'waiting_for_reset' AND code IN ",
+            $codes,
+            " AND deadline_ms > $1 AND EXISTS (SELECT 1 FROM task_candidates \
+             WHERE task_candidates.task_id = routes.task_id \
+             AND task_candidates.position = routes.candidate_index \
+             AND task_candidates.provider_id = $2 AND ($3 = '' OR task_candidates.model = $3)) \
+             RETURNING task_id"
+        )
+    };
+}
+
+/// [`release_waits!`] on SQLite, for a provider's circuit and for a model's.
+pub(super) const RELEASE_WAITS_SQLITE: [&str; 2] = [
+    release_waits!(provider_circuit_codes!(), ""),
+    release_waits!(model_circuit_codes!(), ""),
+];
+
+/// [`release_waits!`] on PostgreSQL (the routes become `$4`'s, the replica
+/// closing it), for a provider's circuit and for a model's.
+pub(super) const RELEASE_WAITS_POSTGRES: [&str; 2] = [
+    release_waits!(provider_circuit_codes!(), ", owner = $4"),
+    release_waits!(model_circuit_codes!(), ", owner = $4"),
+];
+
+/// The circuits' history since `$1`, newest first: `$2` the most.
+pub(super) const CIRCUIT_HISTORY: &str = "SELECT provider_id, model, kind, code, until_ms, \
+     at_ms, task_id FROM circuit_history WHERE at_ms >= $1 ORDER BY at_ms DESC, id DESC \
+     LIMIT $2";
+
+/// A person's closing of a circuit, recorded: `$1` provider, `$2` model (`''`
+/// for the provider's), `$3` the code, `$4` its reset, `$5` now.
+pub(super) const RECORD_CLOSED_BY_PERSON: &str = "INSERT INTO circuit_history (provider_id, \
+     model, kind, code, until_ms, at_ms, task_id) VALUES ($1, $2, 'closed_by_person', $3, $4, \
+     $5, NULL)";
 
 /// Finished attempts with their evidence, newest first: `$1` = 1 for only those the
 /// catalogue was unsure of, `$2` the most to read.

@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use api::TaskId;
+use api::read::Read;
+use api::{TaskId, Timestamp};
 use policy::route::RouteState;
 use providers::mock::{MockProvider, MockResponse, MockStop};
 use serde_json::json;
@@ -132,6 +133,30 @@ async fn a_circuit_beyond_a_routes_wait_takes_its_exhausted_outcome_without_send
     );
     assert_eq!(view.attempts[0].model, "m2");
     assert_eq!(mock.hits(), 1);
+    // The route view says which candidate was passed over, and why.
+    let [passed] = view.passed_over.as_slice() else {
+        panic!("one candidate passed over: {:#?}", view.passed_over)
+    };
+    assert_eq!(
+        (
+            passed.candidate_index,
+            passed.model.as_str(),
+            passed.decision.as_str()
+        ),
+        (0, "m", "skip")
+    );
+    assert_eq!(passed.code, policy::SemanticCode::RateLimited);
+    assert!(
+        passed
+            .safe_cause
+            .starts_with("Not sent: limited's rate limit on m resets in 10 min (")
+            && passed
+                .safe_cause
+                .ends_with("), past this candidate's 1 min wait."),
+        "{}",
+        passed.safe_cause
+    );
+    assert!(h.view(&first.id).await.passed_over.is_empty());
 }
 
 #[tokio::test]
@@ -256,4 +281,84 @@ async fn a_circuit_opened_on_one_replica_holds_the_other_and_one_route_probes() 
             .count();
     }
     assert_eq!(probes, 1, "exactly one probe across the replicas");
+}
+
+#[tokio::test]
+async fn a_person_closing_a_circuit_sends_the_routes_waiting_on_it_at_once() {
+    let h = Harness::new().await;
+    let mock = MockProvider::start().await;
+    let provider = h
+        .provider(json!({"name": "mock", "kind": "openai_compatible", "base_url": mock.base_url()}))
+        .await;
+    let profile = h.profile(&[(&provider, "m", defaults())]).await;
+    mock.push(rate_limited(30));
+    let first = h.task(&profile).await;
+    h.wait(&first.id, RouteState::WaitingForReset).await;
+    let second = h.task(&profile).await;
+    assert!(
+        h.wait(&second.id, RouteState::WaitingForReset)
+            .await
+            .circuit_wait
+    );
+    let page = h.services.circuits().await.unwrap();
+    let [open] = page.circuits.as_slice() else {
+        panic!("one circuit: {page:#?}")
+    };
+    assert_eq!(
+        open.waiting_total, 2,
+        "its own reset's wait and the circuit's"
+    );
+    assert_eq!(
+        (page.history.len(), page.history[0].openings),
+        (1, 1),
+        "{page:#?}"
+    );
+    let until = open.circuit.until;
+    let close = |until: Timestamp| api::CloseCircuitRequest {
+        provider_id: provider.clone(),
+        model: Some("m".into()),
+        until,
+    };
+
+    // A person who saw another reset changes nothing.
+    let stale = h
+        .services
+        .close_circuit(Read::clean(&close(until.plus_millis(-1))))
+        .await
+        .unwrap_err()
+        .into_api_error();
+    assert_eq!(stale.status(), 409, "{stale:?}");
+    assert_eq!(h.services.circuits().await.unwrap().circuits.len(), 1);
+
+    for _ in 0..2 {
+        mock.push(MockResponse::Reply {
+            text: "ok".into(),
+            stop: MockStop::End,
+        });
+    }
+    let closed = h
+        .services
+        .close_circuit(Read::clean(&close(until)))
+        .await
+        .unwrap();
+    let released: HashSet<TaskId> = closed.released.into_iter().collect();
+    assert_eq!(
+        released,
+        HashSet::from([first.id.clone(), second.id.clone()])
+    );
+    // Without the clock moving: both are sent at once, and answered.
+    h.wait(&first.id, RouteState::Completed).await;
+    h.wait(&second.id, RouteState::Completed).await;
+    assert_eq!(mock.hits(), 3);
+    let page = h.services.circuits().await.unwrap();
+    assert!(page.circuits.is_empty(), "{page:#?}");
+    assert_eq!(page.history[0].entries[0].kind, "closed_by_person");
+    // Gone: closing it again is a 409 that says so.
+    let gone = h
+        .services
+        .close_circuit(Read::clean(&close(until)))
+        .await
+        .unwrap_err()
+        .into_api_error();
+    assert!(gone.to_string().contains("not open any more"), "{gone}");
 }

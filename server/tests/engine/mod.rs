@@ -6,6 +6,7 @@ mod actions;
 mod circuits;
 mod evidence;
 mod harness;
+mod pauses;
 mod restart;
 mod scheduler;
 mod spec4;

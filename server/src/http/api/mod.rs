@@ -3,12 +3,15 @@
 //! [`api::openapi::refine`] with what a derive cannot state.
 
 mod body;
+mod circuits;
 mod classify;
 mod client_keys;
 mod events;
 mod overview;
+mod pauses;
 mod profiles;
 mod providers;
+mod replay;
 mod tasks;
 
 use std::sync::Arc;
@@ -70,6 +73,10 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(tasks::act))
         .routes(routes!(events::events))
         .routes(routes!(overview::overview))
+        .routes(routes!(circuits::circuits))
+        .routes(routes!(circuits::close_circuit))
+        .routes(routes!(pauses::pauses, pauses::set_pause))
+        .routes(routes!(replay::replay))
         .routes(routes!(
             client_keys::list_client_keys,
             client_keys::create_client_key

@@ -3,6 +3,7 @@
 //! redirect; or render the same page again, with the submitted values, the
 //! refusal's field errors and its sentence, and the refusal's status.
 
+mod circuits;
 mod client_keys;
 mod profiles;
 mod providers;
@@ -18,6 +19,7 @@ use axum::http::{HeaderMap, Method, Request, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use leptos::prelude::provide_context;
 
+pub use circuits::{close_circuit, set_pause};
 pub use client_keys::{new_client_key, revoke_client_key};
 pub use profiles::{edit_profile, new_profile};
 pub use providers::{edit_provider, new_provider};

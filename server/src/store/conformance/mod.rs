@@ -35,12 +35,12 @@ pub use tasks::{
     a_gateway_call_keeps_its_request_and_deadline, a_new_task_comes_with_its_first_start,
     a_task_keeps_its_snapshot, an_idempotency_key_answers_the_first_task,
     an_unfinished_task_keeps_its_profile, attempts_with_evidence_are_read_newest_first,
-    circuits_open_probe_once_and_close, client_keys_are_found_by_digest_until_revoked,
-    concurrent_commits_exactly_one_wins, concurrent_commits_exactly_one_wins_across,
-    concurrent_commits_keep_their_order, deadlines_are_due_once_they_pass, firings,
-    overview_reads_held_waiting_circuits_and_counts, route_events_are_read_after_an_id_and_pruned,
-    routes_are_read_a_page_at_a_time, tasks_are_listed_by_state,
-    turns_are_answered_and_added_and_progress_agrees,
+    circuits_are_listed_closed_by_a_person_and_kept_in_history, circuits_open_probe_once_and_close,
+    client_keys_are_found_by_digest_until_revoked, concurrent_commits_exactly_one_wins,
+    concurrent_commits_exactly_one_wins_across, concurrent_commits_keep_their_order,
+    deadlines_are_due_once_they_pass, firings, overview_reads_held_waiting_circuits_and_counts,
+    route_events_are_read_after_an_id_and_pruned, routes_are_read_a_page_at_a_time,
+    tasks_are_listed_by_state, turns_are_answered_and_added_and_progress_agrees,
 };
 pub(crate) use tasks::{firing, refused_at, waiting_until};
 
@@ -75,6 +75,7 @@ macro_rules! conformance_tests {
             deadlines_are_due_once_they_pass,
             routes_are_read_a_page_at_a_time,
             circuits_open_probe_once_and_close,
+            circuits_are_listed_closed_by_a_person_and_kept_in_history,
             overview_reads_held_waiting_circuits_and_counts,
             route_events_are_read_after_an_id_and_pruned,
             tasks_are_listed_by_state,

@@ -8,8 +8,9 @@ use policy::route::{Route, RouteState};
 
 use super::{at, candidate, provider_write};
 use crate::domain::{
-    AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitKey, CompletedTurn,
-    IdOrigin, Producer, ProfileWrite, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
+    AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitHistoryEntry,
+    CircuitHistoryKind, CircuitKey, CircuitWait, CompletedTurn, IdOrigin, PassedOver, Producer,
+    ProfileWrite, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
 };
 use crate::store::{Store, StoreError};
 
@@ -35,6 +36,7 @@ pub(super) fn commit(record: RouteRecord) -> RouteCommit {
         complete_turn: None,
         new_turn: None,
         circuit: None,
+        passed_over: None,
         fires_deadline: false,
         unhurried: false,
     }
@@ -1039,4 +1041,145 @@ pub async fn overview_reads_held_waiting_circuits_and_counts(store: &dyn Store) 
     assert!(later.created_since.is_empty());
     assert_eq!((later.held, later.waiting), (1, 2));
     let _ = queued;
+}
+
+/// The circuits page's reads and a person's "Close now": the routes waiting on
+/// a circuit are listed with their candidate's provider and model, each opening
+/// is in the history with the route whose failure made it, and a close fenced by
+/// the reset the person saw makes those routes due at once (their generation
+/// unchanged) and is recorded; a close at another reset, or of a circuit gone,
+/// writes nothing. A candidate passed over is kept with its task.
+pub async fn circuits_are_listed_closed_by_a_person_and_kept_in_history(store: &dyn Store) {
+    let (_, waiting, _) = task(store, "cw", None).await;
+    let (_, other, _) = task(store, "cx", None).await;
+    let key = CircuitKey {
+        provider_id: ProviderId::new("cw-p"),
+        model: None,
+    };
+    // cw waits for its provider's reset, which its own failure stated and
+    // which opened the provider's circuit.
+    let mut record = route(&waiting.id, RouteState::WaitingForReset, 1);
+    record.route.deadline_ms = Some(90_000);
+    record.route.failure = Some(crate::domain::Failure {
+        class: SemanticCode::UsageLimited.class(),
+        code: SemanticCode::UsageLimited,
+        catalogue: "test".into(),
+        safe_cause: "usage limit reached".into(),
+    });
+    let mut change = commit(record);
+    change.circuit = Some(CircuitChange::Open {
+        key: key.clone(),
+        code: SemanticCode::UsageLimited,
+        until_ms: 90_000,
+    });
+    store.commit(0, change).await.unwrap();
+    // cx waits for a retry of its own, and passed a candidate over on the way.
+    let passed = PassedOver {
+        turn: 1,
+        candidate_index: 0,
+        candidate_id: other.candidates[0].id.clone(),
+        provider_id: other.candidates[0].provider_id.clone(),
+        model: "m".into(),
+        at: at(10_001),
+        code: SemanticCode::UsageLimited,
+        safe_cause: "Not sent: its window resets in 3 h.".into(),
+        decision: policy::Decision::Skip,
+    };
+    let mut record = route(&other.id, RouteState::RetryWait, 1);
+    record.route.deadline_ms = Some(80_000);
+    let mut change = commit(record);
+    change.passed_over = Some(passed.clone());
+    store.commit(0, change).await.unwrap();
+    assert_eq!(
+        store.get_task(&other.id).await.unwrap().passed_over,
+        [passed]
+    );
+    assert!(
+        store
+            .get_task(&waiting.id)
+            .await
+            .unwrap()
+            .passed_over
+            .is_empty()
+    );
+
+    assert_eq!(
+        store.list_circuit_waits(10).await.unwrap(),
+        [CircuitWait {
+            task_id: waiting.id.clone(),
+            code: SemanticCode::UsageLimited,
+            provider_id: key.provider_id.clone(),
+            model: "m".into(),
+            deadline_ms: 90_000,
+        }]
+    );
+    let circuits = store.list_circuits().await.unwrap();
+    assert_eq!(circuits.len(), 1);
+    assert_eq!(circuits[0].opened_at_ms, 10_001);
+    let opened = CircuitHistoryEntry {
+        key: key.clone(),
+        kind: CircuitHistoryKind::Opened,
+        code: SemanticCode::UsageLimited,
+        until_ms: 90_000,
+        at_ms: 10_001,
+        task_id: Some(waiting.id.clone()),
+    };
+    assert_eq!(
+        store.circuit_history(0, 10).await.unwrap(),
+        [opened.clone()]
+    );
+    assert!(store.circuit_history(10_002, 10).await.unwrap().is_empty());
+
+    // Seen at another reset: nothing changes.
+    assert_eq!(
+        store.close_circuit(&key, 89_999, 20_000).await.unwrap(),
+        None
+    );
+    assert_eq!(store.list_circuits().await.unwrap().len(), 1);
+    assert_eq!(store.circuit_history(0, 10).await.unwrap().len(), 1);
+
+    assert_eq!(
+        store.close_circuit(&key, 90_000, 20_000).await.unwrap(),
+        Some(vec![waiting.id.clone()])
+    );
+    assert!(store.list_circuits().await.unwrap().is_empty());
+    let released = store.get_route(&waiting.id).await.unwrap();
+    assert_eq!(
+        (released.route.deadline_ms, released.route.generation),
+        (Some(20_000), 1),
+        "due now, at the generation it waited at"
+    );
+    let due: Vec<TaskId> = store
+        .due_routes(20_000, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|record| record.task_id)
+        .collect();
+    assert_eq!(due, [waiting.id.clone()]);
+    assert_eq!(
+        store.get_route(&other.id).await.unwrap().route.deadline_ms,
+        Some(80_000),
+        "a route not waiting on the circuit keeps its deadline"
+    );
+    assert_eq!(
+        store.circuit_history(0, 10).await.unwrap(),
+        [
+            CircuitHistoryEntry {
+                kind: CircuitHistoryKind::ClosedByPerson,
+                at_ms: 20_000,
+                task_id: None,
+                ..opened.clone()
+            },
+            opened
+        ],
+        "newest first"
+    );
+    assert_eq!(
+        store.close_circuit(&key, 90_000, 21_000).await.unwrap(),
+        None
+    );
+
+    assert_eq!(store.prune_circuit_history(20_000).await.unwrap(), 1);
+    assert_eq!(store.circuit_history(0, 10).await.unwrap().len(), 1);
 }

@@ -30,6 +30,7 @@ fn batchable(commit: &RouteCommit) -> bool {
         && commit.complete_turn.is_none()
         && commit.new_turn.is_none()
         && commit.circuit.is_none()
+        && commit.passed_over.is_none()
         && !commit.fires_deadline
 }
 

@@ -289,6 +289,35 @@ impl PostgresStore {
                 .push_bind(turn.created_at.as_millis())
                 .push(" FROM updated)");
         }
+        if let Some(passed) = &commit.passed_over {
+            query
+                .push(
+                    ", passed AS (INSERT INTO passed_over (task_id, seq, turn, candidate_index, \
+                     candidate_id, provider_id, model, at_ms, class, code, safe_cause, \
+                     decision_json) SELECT task_id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM \
+                     passed_over WHERE task_id = updated.task_id), ",
+                )
+                .push_bind(i64::from(passed.turn))
+                .push(", ")
+                .push_bind(i64::try_from(passed.candidate_index).unwrap_or(i64::MAX))
+                .push(", ")
+                .push_bind(passed.candidate_id.as_str().to_owned())
+                .push(", ")
+                .push_bind(passed.provider_id.as_str().to_owned())
+                .push(", ")
+                .push_bind(passed.model.clone())
+                .push(", ")
+                .push_bind(passed.at.as_millis())
+                .push(", ")
+                .push_bind(passed.code.class().as_str())
+                .push(", ")
+                .push_bind(passed.code.as_str())
+                .push(", ")
+                .push_bind(passed.safe_cause.clone())
+                .push(", ")
+                .push_bind(to_json(&passed.decision))
+                .push(" FROM updated)");
+        }
         match &commit.circuit {
             Some(CircuitChange::Open {
                 key,
@@ -317,6 +346,21 @@ impl PostgresStore {
                          until_ms = GREATEST(circuits.until_ms, excluded.until_ms), \
                          probe_task_id = NULL)",
                     );
+                query
+                    .push(
+                        ", opened AS (INSERT INTO circuit_history (provider_id, model, kind, \
+                         code, until_ms, at_ms, task_id) SELECT ",
+                    )
+                    .push_bind(key.provider_id.as_str().to_owned())
+                    .push(", ")
+                    .push_bind(key.model.clone().unwrap_or_default())
+                    .push(", 'opened', ")
+                    .push_bind(code.as_str())
+                    .push(", ")
+                    .push_bind(*until_ms)
+                    .push(", ")
+                    .push_bind(now_ms)
+                    .push(", task_id FROM updated)");
             }
             Some(CircuitChange::Close { provider_id, model }) => {
                 query

@@ -18,12 +18,14 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 use super::{LAPSE_MS, PostgresStore};
 use crate::domain::{
-    Attempt, AttemptEnd, Circuit, CircuitKey, FeedSender, Progress, RouteCommit, RouteCounts,
-    RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    Attempt, AttemptEnd, Circuit, CircuitHistoryEntry, CircuitKey, CircuitWait, FeedSender, Pause,
+    Progress, RouteCommit, RouteCounts, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing,
+    TaskWrite,
 };
 use crate::store::rows::{
-    AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
-    first_by_task, not_found, parse_enum, route_columns, route_counts, task_columns,
+    AttemptRow, CircuitHistoryRow, CircuitRow, CircuitWaitRow, PassedOverRow, PauseRow,
+    ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow, first_by_task, not_found,
+    not_paused, parse_enum, passed_over_query, route_columns, route_counts, task_columns,
     task_from_rows,
 };
 use crate::store::{StoreError, TaskStore};
@@ -111,6 +113,10 @@ async fn fetch_detail(conn: &mut PgConnection, id: &str) -> Result<TaskDetail, S
     .bind(id)
     .fetch_all(&mut *conn)
     .await?;
+    let passed_over: Vec<PassedOverRow> = sqlx::query_as(passed_over_query!("$1"))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
     let turns: Vec<TurnRow> = sqlx::query_as(
         "SELECT number, prompt, answer, truncated, candidate_index, candidate_id, model, \
          created_at_ms, completed_at_ms, tool_calls_json FROM turns WHERE task_id = $1 \
@@ -125,6 +131,10 @@ async fn fetch_detail(conn: &mut PgConnection, id: &str) -> Result<TaskDetail, S
         attempts: attempts
             .into_iter()
             .map(AttemptRow::into_domain)
+            .collect::<Result<_, _>>()?,
+        passed_over: passed_over
+            .into_iter()
+            .map(PassedOverRow::into_domain)
             .collect::<Result<_, _>>()?,
         turns: turns
             .into_iter()
@@ -361,6 +371,7 @@ impl TaskStore for PostgresStore {
             " FROM routes WHERE deadline_ms IS NOT NULL AND deadline_ms <= $1 \
              AND state IN ('retry_wait', 'waiting_for_reset') AND ",
             fired_here!("$3", "$4"),
+            not_paused!(),
             " ORDER BY deadline_ms LIMIT $2"
         ))
         .bind(now_ms)
@@ -376,7 +387,8 @@ impl TaskStore for PostgresStore {
         Ok(sqlx::query_scalar(concat!(
             "SELECT MIN(deadline_ms) FROM routes WHERE deadline_ms IS NOT NULL \
              AND deadline_ms > $1 AND state IN ('retry_wait', 'waiting_for_reset') AND ",
-            fired_here!("$2", "$3")
+            fired_here!("$2", "$3"),
+            not_paused!()
         ))
         .bind(after_ms)
         .bind(self.replica.as_ref())
@@ -497,7 +509,7 @@ impl TaskStore for PostgresStore {
         model: &str,
     ) -> Result<Vec<Circuit>, StoreError> {
         let rows: Vec<CircuitRow> = sqlx::query_as(
-            "SELECT provider_id, model, code, until_ms, probe_task_id FROM circuits \
+            "SELECT provider_id, model, code, until_ms, probe_task_id, opened_at_ms FROM circuits \
              WHERE provider_id = $1 AND model IN ('', $2) ORDER BY until_ms DESC",
         )
         .bind(provider_id.as_str())
@@ -527,6 +539,120 @@ impl TaskStore for PostgresStore {
         .execute(&self.pool)
         .await?;
         Ok(claimed.rows_affected() == 1)
+    }
+
+    async fn list_circuit_waits(&self, limit: u32) -> Result<Vec<CircuitWait>, StoreError> {
+        let rows: Vec<CircuitWaitRow> = sqlx::query_as(crate::store::shared::LIST_CIRCUIT_WAITS)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(CircuitWaitRow::into_domain).collect()
+    }
+
+    async fn circuit_history(
+        &self,
+        since_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<CircuitHistoryEntry>, StoreError> {
+        let rows: Vec<CircuitHistoryRow> = sqlx::query_as(crate::store::shared::CIRCUIT_HISTORY)
+            .bind(since_ms)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter()
+            .map(CircuitHistoryRow::into_domain)
+            .collect()
+    }
+
+    async fn close_circuit(
+        &self,
+        key: &CircuitKey,
+        until_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<Vec<TaskId>>, StoreError> {
+        let model = key.model.as_deref().unwrap_or("");
+        let mut tx = self.pool.begin().await?;
+        let code: Option<String> = sqlx::query_scalar(
+            "DELETE FROM circuits WHERE provider_id = $1 AND model = $2 AND until_ms = $3 \
+             RETURNING code",
+        )
+        .bind(key.provider_id.as_str())
+        .bind(model)
+        .bind(until_ms)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(code) = code else {
+            return Ok(None);
+        };
+        sqlx::query(crate::store::shared::RECORD_CLOSED_BY_PERSON)
+            .bind(key.provider_id.as_str())
+            .bind(model)
+            .bind(&code)
+            .bind(until_ms)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        // The routes become this replica's, whose scheduler is told of them: the
+        // replica that owned them sleeps toward their old deadlines.
+        let release =
+            crate::store::shared::RELEASE_WAITS_POSTGRES[usize::from(key.model.is_some())];
+        let woken: Vec<String> = sqlx::query_scalar(release)
+            .bind(now_ms)
+            .bind(key.provider_id.as_str())
+            .bind(model)
+            .bind(self.replica.as_ref())
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Some(woken.into_iter().map(TaskId::new).collect()))
+    }
+
+    async fn prune_circuit_history(&self, before_ms: i64) -> Result<u64, StoreError> {
+        let pruned = sqlx::query("DELETE FROM circuit_history WHERE at_ms < $1")
+            .bind(before_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(pruned.rows_affected())
+    }
+
+    async fn list_pauses(&self) -> Result<Vec<Pause>, StoreError> {
+        let rows: Vec<PauseRow> = sqlx::query_as(crate::store::shared::LIST_PAUSES)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.into_iter().map(PauseRow::into_domain).collect())
+    }
+
+    async fn set_pause(
+        &self,
+        provider_id: Option<&ProviderId>,
+        paused: bool,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let scope = provider_id.map_or("", ProviderId::as_str);
+        let mut tx = self.pool.begin().await?;
+        let changed = if paused {
+            sqlx::query(crate::store::shared::PAUSE)
+                .bind(scope)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?
+        } else {
+            sqlx::query(crate::store::shared::RESUME)
+                .bind(scope)
+                .execute(&mut *tx)
+                .await?
+        };
+        if changed.rows_affected() == 0 {
+            return Ok(false);
+        }
+        sqlx::query(crate::store::shared::RECORD_PAUSE)
+            .bind(scope)
+            .bind(if paused { "paused" } else { "resumed" })
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     async fn release_probes(&self) -> Result<(), StoreError> {

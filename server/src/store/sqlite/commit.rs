@@ -8,10 +8,11 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::domain::{
-    Attempt, AttemptEnd, CircuitChange, CircuitKey, RouteCommit, RouteRecord, TaskWrite, Turn,
+    Attempt, AttemptEnd, CircuitChange, CircuitKey, PassedOver, RouteCommit, RouteRecord,
+    TaskWrite, Turn,
 };
-use crate::store::StoreError;
 use crate::store::rows::{route_columns, to_json};
+use crate::store::{StoreError, shared};
 
 /// A route's values in the order of `route_columns!`, after its task id.
 fn route_values(record: &RouteRecord) -> Vec<Value> {
@@ -117,7 +118,10 @@ pub(super) fn commit(
         insert_turn(connection, task_id, turn)?;
     }
     if let Some(change) = &commit.circuit {
-        change_circuit(connection, change, now_ms)?;
+        change_circuit(connection, change, task_id, now_ms)?;
+    }
+    if let Some(passed) = &commit.passed_over {
+        insert_passed_over(connection, task_id, passed)?;
     }
     insert_event(connection, task_id, &commit.event_json, now_ms).map(Some)
 }
@@ -303,9 +307,39 @@ pub(super) fn finish_attempt(
     Ok(())
 }
 
+/// A candidate passed over, after the task's others.
+fn insert_passed_over(
+    connection: &Connection,
+    task_id: &str,
+    passed: &PassedOver,
+) -> Result<(), StoreError> {
+    connection
+        .prepare_cached(
+            "INSERT INTO passed_over (task_id, seq, turn, candidate_index, candidate_id, \
+             provider_id, model, at_ms, class, code, safe_cause, decision_json) \
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM passed_over WHERE task_id = ?1), \
+             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?
+        .execute(params![
+            task_id,
+            i64::from(passed.turn),
+            i64::try_from(passed.candidate_index).unwrap_or(i64::MAX),
+            passed.candidate_id.as_str(),
+            passed.provider_id.as_str(),
+            passed.model,
+            passed.at.as_millis(),
+            passed.code.class().as_str(),
+            passed.code.as_str(),
+            passed.safe_cause,
+            to_json(&passed.decision),
+        ])?;
+    Ok(())
+}
+
 fn change_circuit(
     connection: &Connection,
     change: &CircuitChange,
+    task_id: &str,
     now_ms: i64,
 ) -> Result<(), StoreError> {
     match change {
@@ -313,22 +347,38 @@ fn change_circuit(
             key,
             code,
             until_ms,
-        } => connection
-            .prepare_cached(
-                "INSERT INTO circuits (provider_id, model, code, class, until_ms, probe_task_id, \
-                 opened_at_ms) VALUES (?, ?, ?, ?, ?, NULL, ?) \
-                 ON CONFLICT (provider_id, model) DO UPDATE SET code = excluded.code, \
-                 class = excluded.class, until_ms = MAX(circuits.until_ms, excluded.until_ms), \
-                 probe_task_id = NULL",
-            )?
-            .execute(params![
-                key.provider_id.as_str(),
-                key.model.as_deref().unwrap_or(""),
-                code.as_str(),
-                code.class().as_str(),
-                until_ms,
-                now_ms,
-            ])?,
+        } => {
+            let model = key.model.as_deref().unwrap_or("");
+            connection
+                .prepare_cached(
+                    "INSERT INTO circuits (provider_id, model, code, class, until_ms, \
+                     probe_task_id, opened_at_ms) VALUES (?, ?, ?, ?, ?, NULL, ?) \
+                     ON CONFLICT (provider_id, model) DO UPDATE SET code = excluded.code, \
+                     class = excluded.class, until_ms = MAX(circuits.until_ms, excluded.until_ms), \
+                     probe_task_id = NULL",
+                )?
+                .execute(params![
+                    key.provider_id.as_str(),
+                    model,
+                    code.as_str(),
+                    code.class().as_str(),
+                    until_ms,
+                    now_ms,
+                ])?;
+            connection
+                .prepare_cached(
+                    "INSERT INTO circuit_history (provider_id, model, kind, code, until_ms, \
+                     at_ms, task_id) VALUES (?, ?, 'opened', ?, ?, ?, ?)",
+                )?
+                .execute(params![
+                    key.provider_id.as_str(),
+                    model,
+                    code.as_str(),
+                    until_ms,
+                    now_ms,
+                    task_id,
+                ])?
+        }
         CircuitChange::Close { provider_id, model } => connection
             .prepare_cached("DELETE FROM circuits WHERE provider_id = ? AND model IN ('', ?)")?
             .execute(params![provider_id.as_str(), model])?,
@@ -339,6 +389,78 @@ fn change_circuit(
             .execute(params![provider_id.as_str(), model, now_ms])?,
     };
     Ok(())
+}
+
+/// A person closes the circuit `key` half-opening at `until_ms` (see
+/// `TaskStore::close_circuit`): the routes waiting on it (on their current
+/// candidate's provider, or that model for a model's circuit) are due now.
+pub(super) fn close_circuit(
+    connection: &Connection,
+    key: &CircuitKey,
+    until_ms: i64,
+    now_ms: i64,
+) -> Result<Option<Vec<api::TaskId>>, StoreError> {
+    let model = key.model.as_deref().unwrap_or("");
+    let code: Option<String> = connection
+        .prepare_cached(
+            "DELETE FROM circuits WHERE provider_id = ? AND model = ? AND until_ms = ? \
+             RETURNING code",
+        )?
+        .query_row(params![key.provider_id.as_str(), model, until_ms], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    let Some(code) = code else {
+        return Ok(None);
+    };
+    connection
+        .prepare_cached(shared::RECORD_CLOSED_BY_PERSON)?
+        .execute(params![
+            key.provider_id.as_str(),
+            model,
+            code,
+            until_ms,
+            now_ms
+        ])?;
+    let release = shared::RELEASE_WAITS_SQLITE[usize::from(key.model.is_some())];
+    let woken = connection
+        .prepare_cached(release)?
+        .query_map(params![now_ms, key.provider_id.as_str(), model], |row| {
+            row.get::<_, String>(0)
+        })?
+        .map(|id| Ok(api::TaskId::new(id?)))
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(Some(woken))
+}
+
+/// Pause or resume `scope` (`''`: everything), recorded; see
+/// `TaskStore::set_pause`.
+pub(super) fn set_pause(
+    connection: &Connection,
+    scope: &str,
+    paused: bool,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let changed = if paused {
+        connection
+            .prepare_cached(shared::PAUSE)?
+            .execute(params![scope, now_ms])?
+    } else {
+        connection
+            .prepare_cached(shared::RESUME)?
+            .execute([scope])?
+    };
+    if changed == 0 {
+        return Ok(false);
+    }
+    connection
+        .prepare_cached(shared::RECORD_PAUSE)?
+        .execute(params![
+            scope,
+            if paused { "paused" } else { "resumed" },
+            now_ms
+        ])?;
+    Ok(true)
 }
 
 /// Let `task_id` probe the half-open circuit `key` (see `TaskStore::claim_probe`).

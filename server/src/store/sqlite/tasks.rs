@@ -20,12 +20,14 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use super::reader;
 use super::{SqliteStore, commit};
 use crate::domain::{
-    Attempt, AttemptEnd, Circuit, CircuitKey, Progress, RouteCommit, RouteCounts, RouteRecord,
-    StoredEvent, Task, TaskDetail, TaskListing, TaskWrite, Turn,
+    Attempt, AttemptEnd, Circuit, CircuitHistoryEntry, CircuitKey, CircuitWait, Pause, Progress,
+    RouteCommit, RouteCounts, RouteRecord, StoredEvent, Task, TaskDetail, TaskListing, TaskWrite,
+    Turn,
 };
 use crate::store::rows::{
-    AttemptRow, CircuitRow, ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow,
-    first_by_task, not_found, parse_enum, route_columns, route_counts, task_columns,
+    AttemptRow, CircuitHistoryRow, CircuitRow, CircuitWaitRow, PassedOverRow, PauseRow,
+    ProgressRow, RouteRow, TaskCandidateRow, TaskRow, TurnRow, first_by_task, not_found,
+    not_paused, parse_enum, passed_over_query, route_columns, route_counts, task_columns,
     task_from_rows,
 };
 use crate::store::{StoreError, TaskStore};
@@ -81,6 +83,10 @@ async fn fetch_detail(conn: &mut SqliteConnection, id: &str) -> Result<TaskDetai
     .bind(id)
     .fetch_all(&mut *conn)
     .await?;
+    let passed_over: Vec<PassedOverRow> = sqlx::query_as(passed_over_query!("?"))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
     let turns = fetch_turns(conn, id).await?;
     Ok(TaskDetail {
         task,
@@ -88,6 +94,10 @@ async fn fetch_detail(conn: &mut SqliteConnection, id: &str) -> Result<TaskDetai
         attempts: attempts
             .into_iter()
             .map(AttemptRow::into_domain)
+            .collect::<Result<_, _>>()?,
+        passed_over: passed_over
+            .into_iter()
+            .map(PassedOverRow::into_domain)
             .collect::<Result<_, _>>()?,
         turns,
     })
@@ -364,7 +374,9 @@ impl TaskStore for SqliteStore {
                     "SELECT ",
                     route_columns!(),
                     " FROM routes WHERE deadline_ms IS NOT NULL AND deadline_ms <= ? \
-                     AND state IN ('retry_wait', 'waiting_for_reset') ORDER BY deadline_ms LIMIT ?"
+                     AND state IN ('retry_wait', 'waiting_for_reset')",
+                    not_paused!(),
+                    " ORDER BY deadline_ms LIMIT ?"
                 ))?
                 .query_map(params![now_ms, i64::from(limit)], RouteRow::from_rusqlite)?
                 .map(|row| row?.into_domain())
@@ -375,10 +387,11 @@ impl TaskStore for SqliteStore {
     async fn next_deadline(&self, after_ms: i64) -> Result<Option<i64>, StoreError> {
         self.readers.read(|connection| {
             Ok(connection
-                .prepare_cached(
+                .prepare_cached(concat!(
                     "SELECT MIN(deadline_ms) FROM routes WHERE deadline_ms IS NOT NULL \
                      AND deadline_ms > ? AND state IN ('retry_wait', 'waiting_for_reset')",
-                )?
+                    not_paused!()
+                ))?
                 .query_row([after_ms], |row| row.get(0))?)
         })
     }
@@ -457,7 +470,7 @@ impl TaskStore for SqliteStore {
         self.readers.read(|connection| {
             connection
                 .prepare_cached(
-                    "SELECT provider_id, model, code, until_ms, probe_task_id FROM circuits \
+                    "SELECT provider_id, model, code, until_ms, probe_task_id, opened_at_ms FROM circuits \
                      WHERE provider_id = ? AND model IN ('', ?) ORDER BY until_ms DESC",
                 )?
                 .query_map(
@@ -479,6 +492,93 @@ impl TaskStore for SqliteStore {
         self.tasks
             .write(
                 move |connection| commit::claim_probe(connection, &key, task_id.as_str(), now_ms),
+                |_| {},
+            )
+            .await
+    }
+
+    async fn list_circuit_waits(&self, limit: u32) -> Result<Vec<CircuitWait>, StoreError> {
+        self.readers.read(|connection| {
+            connection
+                .prepare_cached(crate::store::shared::LIST_CIRCUIT_WAITS)?
+                .query_map([i64::from(limit)], CircuitWaitRow::from_rusqlite)?
+                .map(|row| row?.into_domain())
+                .collect()
+        })
+    }
+
+    async fn circuit_history(
+        &self,
+        since_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<CircuitHistoryEntry>, StoreError> {
+        self.readers.read(|connection| {
+            connection
+                .prepare_cached(crate::store::shared::CIRCUIT_HISTORY)?
+                .query_map(
+                    params![since_ms, i64::from(limit)],
+                    CircuitHistoryRow::from_rusqlite,
+                )?
+                .map(|row| row?.into_domain())
+                .collect()
+        })
+    }
+
+    async fn close_circuit(
+        &self,
+        key: &CircuitKey,
+        until_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<Vec<TaskId>>, StoreError> {
+        let key = key.clone();
+        self.tasks
+            .write(
+                move |connection| commit::close_circuit(connection, &key, until_ms, now_ms),
+                |_| {},
+            )
+            .await
+    }
+
+    async fn prune_circuit_history(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.tasks
+            .write(
+                move |connection| {
+                    let pruned = connection
+                        .prepare_cached("DELETE FROM circuit_history WHERE at_ms < ?")?
+                        .execute([before_ms])?;
+                    Ok(u64::try_from(pruned).unwrap_or(u64::MAX))
+                },
+                |_| {},
+            )
+            .await
+    }
+
+    async fn list_pauses(&self) -> Result<Vec<Pause>, StoreError> {
+        self.readers.read(|connection| {
+            connection
+                .prepare_cached(crate::store::shared::LIST_PAUSES)?
+                .query_map([], |row| {
+                    Ok(PauseRow {
+                        scope: row.get(0)?,
+                        paused_at_ms: row.get(1)?,
+                        name: row.get(2)?,
+                    })
+                })?
+                .map(|row| Ok(row?.into_domain()))
+                .collect()
+        })
+    }
+
+    async fn set_pause(
+        &self,
+        provider_id: Option<&ProviderId>,
+        paused: bool,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let scope = provider_id.map_or_else(String::new, |id| id.as_str().to_owned());
+        self.tasks
+            .write(
+                move |connection| commit::set_pause(connection, &scope, paused, now_ms),
                 |_| {},
             )
             .await
