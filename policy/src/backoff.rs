@@ -86,8 +86,9 @@ pub fn jittered_backoff_ms(initial_interval_ms: u64, n: u32, jitter_pct: u32, se
     if spread_ms == 0 {
         return delay_ms;
     }
-    // Ordinal n's output of the splitmix64 sequence that starts at `seed`: every
-    // retry of a route gets an offset of its own, none depending on another.
+    // splitmix64's next output from the state `seed + n * gamma` (the sequence
+    // that starts at `seed`, n steps on): every retry of a route gets an offset
+    // of its own, none depending on another.
     let mixed = splitmix64(seed.wrapping_add(u64::from(n).wrapping_mul(SPLITMIX_GAMMA)));
     // Uniform over 0..=2 * spread; the modulo's bias is below 2^-40 for any
     // spread under an hour.
