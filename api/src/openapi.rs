@@ -10,9 +10,9 @@
 use std::borrow::Cow;
 
 use policy::{
-    CEILING_TOKENS_BOUNDS, Class, Confidence, ErrorCode, INITIAL_INTERVAL_MS_BOUNDS, LegacyAction,
-    MAX_ESCALATIONS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted, ProviderFamily,
-    ProviderKind, SemanticCode,
+    CEILING_TOKENS_BOUNDS, Class, Confidence, ErrorCode, INITIAL_INTERVAL_MS_BOUNDS,
+    JITTER_PCT_BOUNDS, LegacyAction, MAX_ESCALATIONS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
+    OnExhausted, ProviderFamily, ProviderKind, SemanticCode,
 };
 use serde_json::{Value, json};
 use utoipa::openapi::RefOr;
@@ -174,7 +174,8 @@ json_schema!(
         "message": {"type": "string"}}})
 );
 
-/// The version-2 document as JSON Schema: every field required, bounds as SPEC 3 gives them.
+/// The version-2 document as JSON Schema: every field required but `retry.jitter_pct`
+/// (absent is 0), bounds as SPEC 3 gives them.
 fn policy_document() -> Value {
     let section = json!({
         "type": "object", "additionalProperties": false,
@@ -185,7 +186,9 @@ fn policy_document() -> Value {
                 "properties": {
                     "enabled": {"type": "boolean"},
                     "max_retries": {"type": "integer", "minimum": MAX_RETRIES_BOUNDS.min, "maximum": MAX_RETRIES_BOUNDS.max},
-                    "initial_interval_ms": {"type": "integer", "minimum": INITIAL_INTERVAL_MS_BOUNDS.min, "maximum": INITIAL_INTERVAL_MS_BOUNDS.max}}},
+                    "initial_interval_ms": {"type": "integer", "minimum": INITIAL_INTERVAL_MS_BOUNDS.min, "maximum": INITIAL_INTERVAL_MS_BOUNDS.max},
+                    "jitter_pct": {"type": "integer", "minimum": JITTER_PCT_BOUNDS.min, "maximum": JITTER_PCT_BOUNDS.max, "default": 0,
+                        "description": "How far each backoff delay may move, in percent either way; seeded by the task id and the retry ordinal. Absent is 0, and 0 is not written."}}},
             "reset_wait": {"type": "object", "additionalProperties": false,
                 "required": ["enabled", "max_wait_s"],
                 "properties": {

@@ -67,6 +67,12 @@ pub const INITIAL_INTERVAL_MS_BOUNDS: Bounds = Bounds {
     min: 100,
     max: 600_000,
 };
+/// Bounds of `retry.jitter_pct`: 0..=50 (percent of each backoff delay).
+///
+/// ```
+/// assert_eq!((policy::JITTER_PCT_BOUNDS.min, policy::JITTER_PCT_BOUNDS.max), (0, 50));
+/// ```
+pub const JITTER_PCT_BOUNDS: Bounds = Bounds { min: 0, max: 50 };
 /// Bounds of `reset_wait.max_wait_s`: 1..=604800 (seven days).
 ///
 /// ```
@@ -121,7 +127,7 @@ pub struct PolicySection {
 /// Retry settings of a section.
 ///
 /// ```
-/// let retry = policy::RetrySettings { enabled: true, max_retries: 3, initial_interval_ms: 250 };
+/// let retry = policy::RetrySettings { enabled: true, max_retries: 3, initial_interval_ms: 250, jitter_pct: 0 };
 /// let delays: Vec<u64> = (1..=retry.max_retries)
 ///     .map(|ordinal| policy::backoff_ms(retry.initial_interval_ms, ordinal))
 ///     .collect();
@@ -135,6 +141,18 @@ pub struct RetrySettings {
     pub max_retries: u32,
     /// The delay before the first retry, 100..=600000 ms; doubled for each next one.
     pub initial_interval_ms: u64,
+    /// How far each delay may move, 0..=50 percent either way, by an offset derived
+    /// from the route's task id and the retry's ordinal ([`jittered_backoff_ms`]);
+    /// 0, the default, keeps the delays exact. Absent in JSON reads as 0, and 0 is
+    /// not written, so documents without jitter keep their SPEC 3 shape.
+    ///
+    /// [`jittered_backoff_ms`]: crate::backoff::jittered_backoff_ms
+    #[serde(skip_serializing_if = "is_zero")]
+    pub jitter_pct: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 /// Reset-wait settings of a section.
@@ -218,6 +236,7 @@ impl PolicySection {
                 enabled: true,
                 max_retries: 2,
                 initial_interval_ms: 500,
+                jitter_pct: 0,
             },
             reset_wait: ResetWaitSettings {
                 enabled: true,
@@ -239,6 +258,7 @@ impl PolicySection {
                 enabled: false,
                 max_retries: 2,
                 initial_interval_ms: 500,
+                jitter_pct: 0,
             },
             reset_wait: ResetWaitSettings {
                 enabled: false,

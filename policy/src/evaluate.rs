@@ -4,7 +4,7 @@ use std::ops::Index;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backoff::backoff_ms;
+use crate::backoff::jittered_backoff_ms;
 use crate::classification::{Classification, Confidence};
 use crate::codes::{Class, SemanticCode};
 use crate::document::{OnExhausted, PolicyDocument, PolicySection};
@@ -199,9 +199,10 @@ impl Decision {
 /// 1. unsafe effects -> `hold(unsafe_effect)`;
 /// 2. `unknown` or low confidence -> `hold(unrecognized)`; another `outside` code -> `stop(unrecoverable)`;
 /// 3. a reset wait (enabled, `now < reset_at <= now + max_wait_s`, not yet waited this episode);
-/// 4. a retry (enabled, retries of this class below `max_retries`) at `now + backoff`, or at
-///    a later valid `reset_at` when that is within `min(max_wait_s, 1 h)`; beyond that,
-///    retrying is pointless;
+/// 4. a retry (enabled, retries of this class below `max_retries`) at `now + backoff`
+///    (moved within its band when the section has `jitter_pct`), or at a later valid
+///    `reset_at` when that is within `min(max_wait_s, 1 h)`; beyond that, retrying is
+///    pointless;
 /// 5. `on_exhausted`: `skip` (or `stop(exhausted)` with no next candidate), or `stop(exhausted)`.
 ///
 /// Pure: `now_ms` comes in; no clock, no I/O. Arithmetic saturates.
@@ -233,24 +234,58 @@ pub fn evaluate(
         effects,
         has_next_candidate,
         now_ms,
-        None,
+        RouteTiming::default(),
     )
 }
 
-/// [`evaluate`] for a route whose caller waits for its answer until
-/// `respond_by_ms` (a gateway call's deadline): a reset wait or a retry that would
-/// end after it is not taken, so the failure falls through to step 5, the section's
-/// exhausted outcome. `None` is [`evaluate`].
+/// What a route brings to [`evaluate_within`] about time, beside `now`: the
+/// deadline of a caller waiting for its answer, and the seed of its retries'
+/// jitter. The default has no deadline and seed 0.
+///
+/// ```
+/// use policy::evaluate::RouteTiming;
+/// let timing = RouteTiming::for_task("0190f1d2-7a5b-7c3e-9d4f-1a2b3c4d5e6f", Some(1_000));
+/// assert_eq!(timing.jitter_seed, policy::jitter_seed("0190f1d2-7a5b-7c3e-9d4f-1a2b3c4d5e6f"));
+/// assert_eq!(RouteTiming::default().respond_by_ms, None);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct RouteTiming {
+    /// When the caller stops waiting (a gateway call's deadline), unix milliseconds.
+    pub respond_by_ms: Option<i64>,
+    /// The seed that places each retry within its jitter band
+    /// ([`jittered_backoff_ms`]); it matters only when `retry.jitter_pct` is above 0.
+    pub jitter_seed: u64,
+}
+
+impl RouteTiming {
+    /// The timing of the route of task `task_id`: its jitter seeded by the id
+    /// ([`jitter_seed`](crate::backoff::jitter_seed)), so the route's retries
+    /// land at the same offsets however often they are computed.
+    pub fn for_task(task_id: &str, respond_by_ms: Option<i64>) -> Self {
+        Self {
+            respond_by_ms,
+            jitter_seed: crate::backoff::jitter_seed(task_id),
+        }
+    }
+}
+
+/// [`evaluate`] for a route with its own [`RouteTiming`]. Its retries are placed
+/// in their jitter band by `timing.jitter_seed`. When a caller waits for its
+/// answer until `timing.respond_by_ms` (a gateway call's deadline), a reset wait
+/// or a retry that would end after it is not taken, so the failure falls through
+/// to step 5, the section's exhausted outcome. `RouteTiming::default()` is
+/// [`evaluate`].
 ///
 /// ```
 /// use policy::*;
-/// use policy::evaluate::evaluate_within;
+/// use policy::evaluate::{RouteTiming, evaluate_within};
 /// let document = PolicyDocument::default();
 /// let now_ms = 1_796_000_000_000;
 /// let limited = Classification::new(SemanticCode::RateLimited, Confidence::High)
 ///     .with_reset_at(now_ms + 30_000);
 /// let within = |respond_by_ms| {
-///     evaluate_within(&document, &limited, &Episode::default(), Effects::default(), true, now_ms, respond_by_ms)
+///     let timing = RouteTiming { respond_by_ms, jitter_seed: 0 };
+///     evaluate_within(&document, &limited, &Episode::default(), Effects::default(), true, now_ms, timing)
 /// };
 /// assert_eq!(within(Some(now_ms + 30_000)), Decision::WaitForReset { until_ms: now_ms + 30_000 });
 /// assert_eq!(within(Some(now_ms + 29_999)), Decision::Skip);
@@ -262,9 +297,9 @@ pub fn evaluate_within(
     effects: Effects,
     has_next_candidate: bool,
     now_ms: i64,
-    respond_by_ms: Option<i64>,
+    timing: RouteTiming,
 ) -> Decision {
-    let in_time = |at_ms: i64| respond_by_ms.is_none_or(|by_ms| at_ms <= by_ms);
+    let in_time = |at_ms: i64| timing.respond_by_ms.is_none_or(|by_ms| at_ms <= by_ms);
     // Step 1: repeating an attempt that may have had an effect needs a person.
     if effects.is_unsafe() {
         return Decision::Hold {
@@ -300,8 +335,13 @@ pub fn evaluate_within(
         }
     }
     // Step 4: retry, never before a valid reset.
-    if let Some(decision) = retry(section, episode.retries[class], reset_at_ms, now_ms)
-        && let Decision::Retry { at_ms, .. } = decision
+    if let Some(decision) = retry(
+        section,
+        episode.retries[class],
+        reset_at_ms,
+        now_ms,
+        timing.jitter_seed,
+    ) && let Decision::Retry { at_ms, .. } = decision
         && in_time(at_ms)
     {
         return decision;
@@ -335,6 +375,7 @@ fn retry(
     retries: u32,
     reset_at_ms: Option<i64>,
     now_ms: i64,
+    jitter_seed: u64,
 ) -> Option<Decision> {
     if !section.retry.enabled || retries >= section.retry.max_retries {
         return None;
@@ -342,7 +383,12 @@ fn retry(
     let ordinal = retries.saturating_add(1);
     let backoff_at_ms = add_ms(
         now_ms,
-        backoff_ms(section.retry.initial_interval_ms, ordinal),
+        jittered_backoff_ms(
+            section.retry.initial_interval_ms,
+            ordinal,
+            section.retry.jitter_pct,
+            jitter_seed,
+        ),
     );
     let at_ms = match reset_at_ms {
         Some(reset_at_ms) if reset_at_ms > backoff_at_ms => {

@@ -51,12 +51,13 @@ pub mod route;
 pub mod schedule;
 pub mod validate;
 
-pub use backoff::{MAX_BACKOFF_MS, backoff_ms};
+pub use backoff::{MAX_BACKOFF_MS, backoff_ms, jitter_band_ms, jitter_seed, jittered_backoff_ms};
 pub use classification::{Classification, Confidence};
 pub use codes::{Class, SemanticCode, UnknownCode};
 pub use document::{
-    Bounds, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted,
-    POLICY_VERSION, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings, SectionClass,
+    Bounds, INITIAL_INTERVAL_MS_BOUNDS, JITTER_PCT_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
+    OnExhausted, POLICY_VERSION, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings,
+    SectionClass,
 };
 pub use errors::{ErrorCode, FieldError, JsonInteger, describe_json, json_integer};
 pub use escalation::{
@@ -64,7 +65,8 @@ pub use escalation::{
     normalize_escalation,
 };
 pub use evaluate::{
-    Decision, Effects, Episode, HoldCause, MAX_RETRY_PUSH_MS, RetryCounts, StopCause, evaluate,
+    Decision, Effects, Episode, HoldCause, MAX_RETRY_PUSH_MS, RetryCounts, RouteTiming, StopCause,
+    evaluate,
 };
 pub use legacy::{LEGACY_DEFAULT_KEY, LegacyAction, normalize_legacy};
 pub use normalize::normalize_policy;
@@ -74,5 +76,7 @@ pub use provider::{
     CliConfig, CliPreset, MODEL_PLACEHOLDER, PROMPT_PLACEHOLDER, ProviderFamily, ProviderKind,
     looks_like_a_secret,
 };
-pub use schedule::{Schedule, ScheduleStep, describe_schedule, format_duration_ms, schedule};
+pub use schedule::{
+    Schedule, ScheduleStep, describe_schedule, format_band_ms, format_duration_ms, schedule,
+};
 pub use validate::validate_document;

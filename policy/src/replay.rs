@@ -1,7 +1,7 @@
 //! The editor's dry run: what a draft policy would have done with a candidate's
 //! stored calls. The calls are played back in order as the provider's answers
 //! (the first call the draft makes gets the first stored outcome, and so on),
-//! each failure judged by [`crate::evaluate::evaluate`], the same code the
+//! each failure judged by [`crate::evaluate::evaluate_within`], the same code the
 //! server runs, with times moved to where the draft's waits put them: a reset a
 //! failure stated is kept as the same distance from that failure's end. Nothing
 //! is sent anywhere.
@@ -16,7 +16,7 @@
 //!     StoredCall::answered(300),
 //! ];
 //! // The default policy retries a transient failure after 0.5 s, then 1 s.
-//! let played = replay(&PolicyDocument::default(), &calls, true);
+//! let played = replay(&PolicyDocument::default(), &calls, true, 0);
 //! assert_eq!(played.end, ReplayEnd::Answered);
 //! assert_eq!(played.steps.len(), 3);
 //! assert_eq!(played.elapsed_ms, 200 + 500 + 200 + 1_000 + 300);
@@ -26,7 +26,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::classification::Classification;
 use crate::document::PolicyDocument;
-use crate::evaluate::{Decision, Effects, Episode, HoldCause, StopCause, evaluate};
+use crate::evaluate::{
+    Decision, Effects, Episode, HoldCause, RouteTiming, StopCause, evaluate_within,
+};
 
 /// One stored call of a candidate, as the dry run plays it back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,8 +119,18 @@ pub struct Replay {
 
 /// What `policy` would have done with `calls` (a candidate's stored calls, in
 /// order, in one episode), `has_next_candidate` saying whether a skip has
-/// somewhere to go.
-pub fn replay(policy: &PolicyDocument, calls: &[StoredCall], has_next_candidate: bool) -> Replay {
+/// somewhere to go, its retries jittered by `jitter_seed` (the task's, as the
+/// engine seeds it: [`crate::backoff::jitter_seed`] of its id).
+pub fn replay(
+    policy: &PolicyDocument,
+    calls: &[StoredCall],
+    has_next_candidate: bool,
+    jitter_seed: u64,
+) -> Replay {
+    let timing = RouteTiming {
+        respond_by_ms: None,
+        jitter_seed,
+    };
     let mut episode = Episode::default();
     let mut steps = Vec::new();
     let mut now_ms = 0_i64;
@@ -146,7 +158,7 @@ pub fn replay(policy: &PolicyDocument, calls: &[StoredCall], has_next_candidate:
         };
         let mut judged = *classification;
         judged.reset_at_ms = reset_in_ms.map(|reset_in_ms| end_ms.saturating_add(reset_in_ms));
-        let decision = evaluate(
+        let decision = evaluate_within(
             policy,
             &judged,
             &episode,
@@ -156,6 +168,7 @@ pub fn replay(policy: &PolicyDocument, calls: &[StoredCall], has_next_candidate:
             },
             has_next_candidate,
             end_ms,
+            timing,
         );
         episode.record(&decision, judged.code.class());
         steps.push(ReplayStep {
@@ -198,7 +211,7 @@ mod tests {
             StoredCall::failed(limited(), Some(30_000), 100),
             StoredCall::answered(100),
         ];
-        let played = replay(&PolicyDocument::default(), &calls, true);
+        let played = replay(&PolicyDocument::default(), &calls, true, 0);
         assert_eq!(
             played.steps[0].decision,
             Some(Decision::WaitForReset { until_ms: 30_100 })
@@ -220,13 +233,13 @@ mod tests {
         let mut quick = PolicyDocument::default();
         quick.transient.retry.enabled = false;
         quick.transient.on_exhausted = OnExhausted::Skip;
-        let played = replay(&quick, &calls, true);
+        let played = replay(&quick, &calls, true, 0);
         assert_eq!((played.steps.len(), played.end), (1, ReplayEnd::Skipped));
         assert_eq!(played.elapsed_ms, 100);
-        let played = replay(&quick, &calls, false);
+        let played = replay(&quick, &calls, false, 0);
         assert_eq!(played.end, ReplayEnd::Stopped(StopCause::Exhausted));
         // The default retries twice: a third call nothing stored answers.
-        let played = replay(&PolicyDocument::default(), &calls, true);
+        let played = replay(&PolicyDocument::default(), &calls, true, 0);
         assert_eq!(played.end, ReplayEnd::BeyondTheRecord);
         assert_eq!(played.elapsed_ms, 100 + 500 + 100 + 1_000);
     }
@@ -241,7 +254,7 @@ mod tests {
                 unsafe_effect: true,
             },
         }];
-        let played = replay(&PolicyDocument::default(), &calls, true);
+        let played = replay(&PolicyDocument::default(), &calls, true, 0);
         assert_eq!(played.end, ReplayEnd::Held(HoldCause::UnsafeEffect));
     }
 }

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use crate::document::{
-    INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, OnExhausted, POLICY_VERSION,
-    PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings,
+    INITIAL_INTERVAL_MS_BOUNDS, JITTER_PCT_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
+    OnExhausted, POLICY_VERSION, PolicyDocument, PolicySection, ResetWaitSettings, RetrySettings,
 };
 use crate::errors::{ErrorCode, FieldError};
 use crate::path::FieldPath;
@@ -12,7 +12,8 @@ use crate::read::{self, IntegerKind};
 
 /// Validates a version-2 policy document and returns it, or EVERY error it has.
 ///
-/// The document must be complete (a missing field is `required`), have no unknown
+/// The document must be complete (a missing field is `required`; only
+/// `retry.jitter_pct`, added later, may be left out and reads as 0), have no unknown
 /// fields, and keep every number an integer within its bounds whether or not its part
 /// is enabled. `path` is where the document sits; errors name fields under it.
 ///
@@ -117,7 +118,12 @@ fn read_retry(
     let map = read::object(
         value,
         path,
-        &["enabled", "max_retries", "initial_interval_ms"],
+        &[
+            "enabled",
+            "max_retries",
+            "initial_interval_ms",
+            "jitter_pct",
+        ],
         errors,
     )?;
     let enabled = read::required(map, "enabled", path, errors)
@@ -139,11 +145,18 @@ fn read_retry(
                 errors,
             )
         });
+    // Optional: documents stored before jitter existed have none, and mean none.
+    let jitter_pct = match map.get("jitter_pct") {
+        None => Some(0),
+        Some(number) => read::bounded(number, &path.field("jitter_pct"), JITTER_PCT_BOUNDS, errors),
+    };
     Some(RetrySettings {
         enabled: enabled?,
         // Within 1..=10, so the conversion cannot fail.
         max_retries: u32::try_from(max_retries?).ok()?,
         initial_interval_ms: initial_interval_ms?,
+        // Within 0..=50, so the conversion cannot fail.
+        jitter_pct: u32::try_from(jitter_pct?).ok()?,
     })
 }
 

@@ -44,13 +44,16 @@ type Row = (&'static str, &'static str, [Outcome; 21]);
 
 //  columns:             0  1  10 11 99 100 6e5 6e5+1 604800 604801 -1 1.5 "10" 2^70 -2^70 u64max 2^64 2.0 1e2 null true
 #[rustfmt::skip]
-const POLICY_ROWS: [Row; 6] = [
+const POLICY_ROWS: [Row; 8] = [
     ("transient.retry.max_retries", "must be between 1 and 10", [R, O, O, R, R, R, R, R, R, R, R, T, T, R, R, R, R, O, R, T, T]),
     ("transient.retry.initial_interval_ms", "must be between 100 and 600000", [R, R, R, R, R, O, O, R, R, R, R, T, T, R, R, R, R, R, O, T, T]),
+    // Optional (absent is 0), but bounded and typed like the others when present.
+    ("transient.retry.jitter_pct", "must be between 0 and 50", [O, O, O, O, R, R, R, R, R, R, R, T, T, R, R, R, R, O, R, T, T]),
     ("transient.reset_wait.max_wait_s", "must be between 1 and 604800", [R, O, O, O, O, O, O, O, O, R, R, T, T, R, R, R, R, O, O, T, T]),
     // The hard section's parts are disabled by default: bounds apply all the same.
     ("hard.retry.max_retries", "must be between 1 and 10", [R, O, O, R, R, R, R, R, R, R, R, T, T, R, R, R, R, O, R, T, T]),
     ("hard.retry.initial_interval_ms", "must be between 100 and 600000", [R, R, R, R, R, O, O, R, R, R, R, T, T, R, R, R, R, R, O, T, T]),
+    ("hard.retry.jitter_pct", "must be between 0 and 50", [O, O, O, O, R, R, R, R, R, R, R, T, T, R, R, R, R, O, R, T, T]),
     ("hard.reset_wait.max_wait_s", "must be between 1 and 604800", [R, O, O, O, O, O, O, O, O, R, R, T, T, R, R, R, R, O, O, T, T]),
 ];
 
@@ -60,12 +63,20 @@ const ESCALATION_ROWS: [Row; 2] = [
     ("ceiling_tokens", "must be between 1 and 1000000", [R, O, O, O, O, O, O, O, O, O, R, T, T, R, R, R, R, O, O, T, T]),
 ];
 
-/// Sets the field at a dotted path of a JSON object.
+/// Sets the field at a dotted path of a JSON object, adding it to its parent
+/// object when absent (an optional field the defaults leave out).
 fn set(document: &mut Value, dotted: &str, value: Value) {
-    let pointer = format!("/{}", dotted.replace('.', "/"));
-    *document
+    let (parent, name) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+    let pointer = if parent.is_empty() {
+        String::new()
+    } else {
+        format!("/{}", parent.replace('.', "/"))
+    };
+    document
         .pointer_mut(&pointer)
-        .unwrap_or_else(|| panic!("no field {dotted}")) = value;
+        .and_then(Value::as_object_mut)
+        .unwrap_or_else(|| panic!("no object {parent}"))
+        .insert(name.to_owned(), value);
 }
 
 /// Runs one table through `validate` (a document at `prefix`) and checks each cell.

@@ -4,7 +4,9 @@
 use SemanticCode::*;
 use policy::{
     Classification, Confidence, Decision, Effects, Episode, HoldCause, PolicyDocument, RetryCounts,
-    SemanticCode, StopCause, evaluate, evaluate::evaluate_within,
+    SemanticCode, StopCause, evaluate,
+    evaluate::{RouteTiming, evaluate_within},
+    jitter_band_ms,
 };
 
 const NOW: i64 = 1_796_000_000_000;
@@ -388,7 +390,10 @@ fn decision_table() {
             row.effects,
             row.has_next_candidate,
             row.now_ms,
-            row.respond_by_ms,
+            RouteTiming {
+                respond_by_ms: row.respond_by_ms,
+                jitter_seed: 0,
+            },
         );
         assert_eq!(decision, row.expected, "{}", row.name);
         if row.respond_by_ms.is_none() {
@@ -499,4 +504,95 @@ fn decisions_serialize_as_tagged_objects() {
         assert_eq!(serde_json::to_value(decision).unwrap(), json);
         assert_eq!(serde_json::from_value::<Decision>(json).unwrap(), decision);
     }
+}
+
+/// The retry of task `task_id` after one transient failure at `NOW`, with `jitter_pct`
+/// percent of jitter and `retries` retries already made.
+fn jittered_retry(task_id: &str, jitter_pct: u32, retries: u32) -> Decision {
+    let mut policy = PolicyDocument::default();
+    policy.transient.retry.max_retries = 10;
+    policy.transient.retry.jitter_pct = jitter_pct;
+    let episode = Episode {
+        retries: RetryCounts {
+            transient: retries,
+            hard: 0,
+        },
+        waited_for_reset: false,
+    };
+    evaluate_within(
+        &policy,
+        &high(Overloaded),
+        &episode,
+        Effects::default(),
+        true,
+        NOW,
+        RouteTiming::for_task(task_id, None),
+    )
+}
+
+fn retry_at(decision: Decision) -> i64 {
+    match decision {
+        Decision::Retry { at_ms, .. } => at_ms,
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_jittered_retry_lands_in_its_band_the_same_for_the_same_task() {
+    let ids: Vec<String> = (0..20)
+        .map(|n| format!("0190f1d2-7a5b-7c3e-9d4f-{n:012}"))
+        .collect();
+    for retries in 0..4 {
+        let ordinal = retries + 1;
+        let (earliest_ms, latest_ms) = jitter_band_ms(500, ordinal, 50);
+        let band = NOW + earliest_ms as i64..=NOW + latest_ms as i64;
+        let deadlines: Vec<i64> = ids
+            .iter()
+            .map(|id| retry_at(jittered_retry(id, 50, retries)))
+            .collect();
+        for (id, at_ms) in ids.iter().zip(&deadlines) {
+            assert!(
+                band.contains(at_ms),
+                "{id}, retry {ordinal}: {at_ms} outside {band:?}"
+            );
+            assert_eq!(
+                retry_at(jittered_retry(id, 50, retries)),
+                *at_ms,
+                "{id}, retry {ordinal}: the same task and ordinal give the same deadline"
+            );
+        }
+        let mut distinct = deadlines.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(
+            distinct.len() >= 15,
+            "retry {ordinal}: different tasks spread across the band: {deadlines:?}"
+        );
+    }
+}
+
+#[test]
+fn no_jitter_is_the_exact_backoff_whatever_the_task() {
+    for id in ["a", "b", "0190f1d2-7a5b-7c3e-9d4f-1a2b3c4d5e6f"] {
+        assert_eq!(jittered_retry(id, 0, 0), retry(1, NOW + 500));
+        assert_eq!(jittered_retry(id, 0, 2), retry(3, NOW + 2_000));
+    }
+}
+
+#[test]
+fn a_reset_hint_still_pushes_a_jittered_retry_back() {
+    let mut policy = PolicyDocument::default();
+    policy.transient.retry.jitter_pct = 50;
+    policy.transient.reset_wait.enabled = false;
+    let verdict = high(RateLimited).with_reset_at(NOW + 30 * SECOND);
+    let decision = evaluate_within(
+        &policy,
+        &verdict,
+        &Episode::default(),
+        Effects::default(),
+        true,
+        NOW,
+        RouteTiming::for_task("task", None),
+    );
+    assert_eq!(decision, retry(1, NOW + 30 * SECOND));
 }

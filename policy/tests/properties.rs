@@ -4,8 +4,8 @@
 use policy::{
     Class, Classification, Confidence, Decision, Effects, Episode, FieldPath, LegacyAction,
     MAX_BACKOFF_MS, OnExhausted, PolicyDocument, PolicySection, ResetWaitSettings, RetryCounts,
-    RetrySettings, SemanticCode, backoff_ms, evaluate, normalize_legacy, normalize_policy,
-    validate_document,
+    RetrySettings, SemanticCode, backoff_ms, evaluate, jitter_band_ms, jitter_seed,
+    jittered_backoff_ms, normalize_legacy, normalize_policy, validate_document,
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -33,14 +33,24 @@ fn section() -> impl Strategy<Value = PolicySection> {
         any::<bool>(),
         1u64..=604_800,
         any::<bool>(),
+        prop_oneof![Just(0u32), 0u32..=50],
     )
         .prop_map(
-            |(retry_enabled, max_retries, initial_interval_ms, wait_enabled, max_wait_s, skip)| {
+            |(
+                retry_enabled,
+                max_retries,
+                initial_interval_ms,
+                wait_enabled,
+                max_wait_s,
+                skip,
+                jitter_pct,
+            )| {
                 PolicySection {
                     retry: RetrySettings {
                         enabled: retry_enabled,
                         max_retries,
                         initial_interval_ms,
+                        jitter_pct,
                     },
                     reset_wait: ResetWaitSettings {
                         enabled: wait_enabled,
@@ -88,6 +98,41 @@ proptest! {
             (u128::from(initial) << doublings).min(u128::from(MAX_BACKOFF_MS))
         };
         prop_assert_eq!(u128::from(backoff_ms(initial, n)), exact);
+    }
+
+    #[test]
+    fn jitter_stays_in_its_band_and_under_the_cap(
+        initial in 0u64..=u64::MAX,
+        n in any::<u32>(),
+        jitter_pct in 0u32..=150,
+        seed in any::<u64>(),
+    ) {
+        let delay_ms = jittered_backoff_ms(initial, n, jitter_pct, seed);
+        let (earliest_ms, latest_ms) = jitter_band_ms(initial, n, jitter_pct);
+        prop_assert!(earliest_ms <= delay_ms && delay_ms <= latest_ms);
+        prop_assert!(latest_ms <= MAX_BACKOFF_MS);
+        // Within jitter_pct% of the backoff either way, computed wide.
+        let base = u128::from(backoff_ms(initial, n));
+        let spread = base * u128::from(jitter_pct.min(100)) / 100;
+        prop_assert!(u128::from(delay_ms) + spread >= base);
+        prop_assert!(u128::from(delay_ms) <= base + spread);
+    }
+
+    #[test]
+    fn jitter_is_deterministic_and_zero_is_the_backoff(
+        initial in 100u64..=600_000,
+        n in 1u32..=10,
+        jitter_pct in 0u32..=50,
+        id in ".{0,40}",
+    ) {
+        let seed = jitter_seed(&id);
+        prop_assert_eq!(seed, jitter_seed(&id.clone()));
+        prop_assert_eq!(
+            jittered_backoff_ms(initial, n, jitter_pct, seed),
+            jittered_backoff_ms(initial, n, jitter_pct, seed)
+        );
+        prop_assert_eq!(jittered_backoff_ms(initial, n, 0, seed), backoff_ms(initial, n));
+        prop_assert_eq!(jitter_band_ms(initial, n, 0), (backoff_ms(initial, n), backoff_ms(initial, n)));
     }
 
     #[test]

@@ -276,3 +276,29 @@ fn valid_documents_round_trip() {
         normalized
     );
 }
+
+#[test]
+fn jitter_is_optional_written_only_when_set() {
+    // A document stored before jitter existed reads as no jitter.
+    let stored = defaults();
+    assert!(stored["transient"]["retry"].get("jitter_pct").is_none());
+    let read = normalize_policy(&stored, &FieldPath::root()).unwrap();
+    assert_eq!(read.transient.retry.jitter_pct, 0);
+
+    let mut document = stored.clone();
+    document["transient"]["retry"]["jitter_pct"] = json!(50);
+    document["hard"]["retry"]["jitter_pct"] = json!(0);
+    let read = normalize_policy(&document, &FieldPath::root()).unwrap();
+    assert_eq!(
+        (read.transient.retry.jitter_pct, read.hard.retry.jitter_pct),
+        (50, 0)
+    );
+    // Written when set, left out at 0: the default document keeps its SPEC 3 shape.
+    let written = serde_json::to_value(read).unwrap();
+    assert_eq!(written["transient"]["retry"]["jitter_pct"], json!(50));
+    assert!(written["hard"]["retry"].get("jitter_pct").is_none());
+    assert_eq!(
+        normalize_policy(&written, &FieldPath::root()).unwrap(),
+        read
+    );
+}

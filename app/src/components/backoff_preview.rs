@@ -1,15 +1,22 @@
 use leptos::prelude::*;
-use policy::{MAX_RETRIES_BOUNDS, PolicySection, describe_schedule};
+use policy::{JITTER_PCT_BOUNDS, MAX_RETRIES_BOUNDS, PolicySection, describe_schedule};
 
-/// A small explainer: type a first interval and a retry count, and read the
-/// delays a transient section would use. The words come from the policy
-/// crate, the same code the server runs, so they update in the browser on
-/// every keystroke.
+/// A small explainer: type a first interval, a retry count and a jitter, and
+/// read the delays a transient section would use (with jitter, the band each
+/// can fall in). The words come from the policy crate, the same code the
+/// server runs, so they update in the browser on every keystroke.
 #[component]
 pub fn BackoffPreview() -> impl IntoView {
     let (initial_interval_ms, set_initial_interval_ms) = signal(500u64);
     let (max_retries, set_max_retries) = signal(3u32);
-    let schedule = Memo::new(move |_| describe(initial_interval_ms.get(), max_retries.get()));
+    let (jitter_pct, set_jitter_pct) = signal(0u32);
+    let schedule = Memo::new(move |_| {
+        describe(
+            initial_interval_ms.get(),
+            max_retries.get(),
+            jitter_pct.get(),
+        )
+    });
 
     view! {
         <section class="card" aria-labelledby="backoff-heading">
@@ -43,18 +50,34 @@ pub fn BackoffPreview() -> impl IntoView {
                         }
                     />
                 </label>
+                <label>
+                    "Jitter (%)"
+                    <input
+                        type="number"
+                        min=JITTER_PCT_BOUNDS.min
+                        max=JITTER_PCT_BOUNDS.max
+                        prop:value=move || jitter_pct.get().to_string()
+                        on:input=move |ev| {
+                            if let Ok(value) = event_target_value(&ev).parse() {
+                                set_jitter_pct.set(value);
+                            }
+                        }
+                    />
+                </label>
             </div>
             <p role="status" class="schedule">{move || schedule.get()}</p>
         </section>
     }
 }
 
-/// The transient section's schedule with these two numbers, in words.
-fn describe(initial_interval_ms: u64, max_retries: u32) -> String {
+/// The transient section's schedule with these three numbers, in words.
+fn describe(initial_interval_ms: u64, max_retries: u32, jitter_pct: u32) -> String {
     let mut section = PolicySection::transient_default();
     section.retry.initial_interval_ms = initial_interval_ms;
     section.retry.max_retries =
         max_retries.min(u32::try_from(MAX_RETRIES_BOUNDS.max).unwrap_or(u32::MAX));
+    section.retry.jitter_pct =
+        jitter_pct.min(u32::try_from(JITTER_PCT_BOUNDS.max).unwrap_or(u32::MAX));
     describe_schedule(&section, Some("the next candidate"))
 }
 
@@ -63,11 +86,20 @@ mod tests {
     #[test]
     fn describes_the_schedule() {
         assert_eq!(
-            super::describe(500, 2),
+            super::describe(500, 2, 0),
             "retry 1 after 0.5 s, retry 2 after 1 s; gives up after 1.5 s, then skips to the next candidate"
         );
         assert_eq!(
-            super::describe(100, 99).matches("retry").count(),
+            super::describe(1_000, 2, 25),
+            "retry 1 after 0.75–1.25 s, retry 2 after 1.5–2.5 s; gives up after 2.25–3.75 s, then skips to the next candidate"
+        );
+        assert_eq!(
+            super::describe(1_000, 1, 90),
+            super::describe(1_000, 1, 50),
+            "at most 50% jitter"
+        );
+        assert_eq!(
+            super::describe(100, 99, 0).matches("retry").count(),
             10,
             "at most 10 retries"
         );

@@ -66,7 +66,9 @@ pub async fn dry_run(
 /// What `policy` would have done with `task`'s calls, beside what happened.
 pub fn compare(policy: &PolicyDocument, task: &ReplayTaskView) -> Compared {
     let calls: Vec<StoredCall> = task.calls.iter().map(stored_call).collect();
-    let played = replay(policy, &calls, task.has_next_candidate);
+    // Jittered retries land where the engine put this task's.
+    let seed = policy::backoff::jitter_seed(task.task_id.as_str());
+    let played = replay(policy, &calls, task.has_next_candidate, seed);
     let (then, then_end, then_ms) = then_words(&task.calls);
     Compared {
         task_id: task.task_id.clone(),

@@ -14,8 +14,8 @@ use api::{
     FieldPath, PolicyInput, ProfileId, ProfileRequest, ProfileView, ProviderId, Revision,
 };
 use policy::{
-    EscalationSettings, INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
-    OnExhausted, PolicyDocument, PolicySection, SectionClass,
+    EscalationSettings, INITIAL_INTERVAL_MS_BOUNDS, JITTER_PCT_BOUNDS, MAX_RETRIES_BOUNDS,
+    MAX_WAIT_S_BOUNDS, OnExhausted, PolicyDocument, PolicySection, SectionClass,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -76,6 +76,8 @@ pub struct SectionForm {
     pub max_retries: String,
     /// `Initial interval (ms)` as typed.
     pub initial_interval_ms: String,
+    /// `Jitter (%)` as typed; left empty it is 0, as the document reads it.
+    pub jitter_pct: String,
     /// The `Wait for reset` checkbox.
     pub reset_wait_enabled: bool,
     /// `Max wait (s)` as typed.
@@ -90,6 +92,7 @@ impl SectionForm {
             retry_enabled: section.retry.enabled,
             max_retries: section.retry.max_retries.to_string(),
             initial_interval_ms: section.retry.initial_interval_ms.to_string(),
+            jitter_pct: section.retry.jitter_pct.to_string(),
             reset_wait_enabled: section.reset_wait.enabled,
             max_wait_s: section.reset_wait.max_wait_s.to_string(),
             on_exhausted: section.on_exhausted.as_str().to_owned(),
@@ -104,6 +107,11 @@ impl SectionForm {
         section.retry.max_retries = u32::try_from(max_retries).ok()?;
         section.retry.initial_interval_ms =
             parse_within(&self.initial_interval_ms, INITIAL_INTERVAL_MS_BOUNDS)?;
+        section.retry.jitter_pct = if self.jitter_pct.trim().is_empty() {
+            0
+        } else {
+            u32::try_from(parse_within(&self.jitter_pct, JITTER_PCT_BOUNDS)?).ok()?
+        };
         section.reset_wait.enabled = self.reset_wait_enabled;
         section.reset_wait.max_wait_s = parse_within(&self.max_wait_s, MAX_WAIT_S_BOUNDS)?;
         section.on_exhausted = match self.on_exhausted.as_str() {
@@ -119,6 +127,7 @@ impl SectionForm {
         retry.insert("enabled".into(), Value::Bool(self.retry_enabled));
         insert_number(&mut retry, "max_retries", &self.max_retries);
         insert_number(&mut retry, "initial_interval_ms", &self.initial_interval_ms);
+        insert_number(&mut retry, "jitter_pct", &self.jitter_pct);
         let mut reset_wait = Map::new();
         reset_wait.insert("enabled".into(), Value::Bool(self.reset_wait_enabled));
         insert_number(&mut reset_wait, "max_wait_s", &self.max_wait_s);
@@ -515,6 +524,7 @@ impl CandidateForm {
                 retry_enabled: false,
                 max_retries: String::new(),
                 initial_interval_ms: String::new(),
+                jitter_pct: String::new(),
                 reset_wait_enabled: false,
                 max_wait_s: String::new(),
                 on_exhausted: String::new(),
@@ -555,6 +565,7 @@ impl CandidateForm {
                     "retry.enabled" => section.retry_enabled = checked,
                     "retry.max_retries" => section.max_retries = value.to_owned(),
                     "retry.initial_interval_ms" => section.initial_interval_ms = value.to_owned(),
+                    "retry.jitter_pct" => section.jitter_pct = value.to_owned(),
                     "reset_wait.enabled" => section.reset_wait_enabled = checked,
                     "reset_wait.max_wait_s" => section.max_wait_s = value.to_owned(),
                     "on_exhausted" => section.on_exhausted = value.to_owned(),
@@ -651,6 +662,41 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn jitter_is_optional_bounded_and_reaches_the_document() {
+        let mut form = valid_draft();
+        let section = |form: &ProfileForm| form.candidates[0].transient.parsed();
+        assert_eq!(section(&form).map(|s| s.retry.jitter_pct), Some(0));
+        form.candidates[0].transient.jitter_pct = "".into();
+        assert_eq!(form.validate(), vec![]);
+        assert_eq!(section(&form).map(|s| s.retry.jitter_pct), Some(0));
+        form.candidates[0].transient.jitter_pct = " 25 ".into();
+        let checked = form.to_request().check(ProfileRequest::check).unwrap();
+        assert_eq!(checked.candidates[0].policy.transient.retry.jitter_pct, 25);
+        assert_eq!(section(&form).map(|s| s.retry.jitter_pct), Some(25));
+        for (bad, code) in [
+            ("51", ErrorCode::Range),
+            ("-1", ErrorCode::Range),
+            ("2.5", ErrorCode::Type),
+        ] {
+            form.candidates[0].transient.jitter_pct = bad.into();
+            let errors: Vec<(String, ErrorCode)> = form
+                .validate()
+                .into_iter()
+                .map(|error| (error.field, error.code))
+                .collect();
+            assert_eq!(
+                errors,
+                [(
+                    "candidates[0].policy.transient.retry.jitter_pct".to_owned(),
+                    code
+                )],
+                "{bad}"
+            );
+            assert_eq!(section(&form), None, "{bad}");
+        }
     }
 
     #[test]
@@ -778,6 +824,7 @@ mod tests {
                     path("retry.initial_interval_ms"),
                     section.initial_interval_ms.clone(),
                 ));
+                pairs.push((path("retry.jitter_pct"), section.jitter_pct.clone()));
                 if section.reset_wait_enabled {
                     pairs.push((path("reset_wait.enabled"), "on".into()));
                 }

@@ -1,5 +1,8 @@
 use leptos::prelude::*;
-use policy::{INITIAL_INTERVAL_MS_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS, SectionClass};
+use policy::{
+    INITIAL_INTERVAL_MS_BOUNDS, JITTER_PCT_BOUNDS, MAX_RETRIES_BOUNDS, MAX_WAIT_S_BOUNDS,
+    SectionClass,
+};
 
 use super::context::EditorContext;
 use super::form::{SectionForm, section_path};
@@ -98,6 +101,14 @@ pub fn SectionFields(key: u32, class: SectionClass) -> impl IntoView {
                     on_input=write(|section, value| section.initial_interval_ms = value)
                     min=INITIAL_INTERVAL_MS_BOUNDS.min
                     max=INITIAL_INTERVAL_MS_BOUNDS.max
+                />
+                <NumberField
+                    label="Jitter (%)"
+                    path=path("retry.jitter_pct")
+                    value=read(|section| section.jitter_pct.clone())
+                    on_input=write(|section, value| section.jitter_pct = value)
+                    min=JITTER_PCT_BOUNDS.min
+                    max=JITTER_PCT_BOUNDS.max
                 />
                 <CheckField
                     label="Wait for reset"

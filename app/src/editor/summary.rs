@@ -3,7 +3,8 @@
 
 use policy::{OnExhausted, PolicyDocument, PolicySection, describe_schedule, format_duration_ms};
 
-/// A section in a few words: "retry 2× from 0.5 s, wait for reset up to 1 min, then skip".
+/// A section in a few words: "retry 2× from 0.5 s, wait for reset up to 1 min, then skip";
+/// jitter, when set, follows the first interval ("retry 2× from 0.5 s ±20%").
 ///
 /// ```
 /// let summary = app::editor::section_summary(&policy::PolicySection::transient_default());
@@ -12,8 +13,12 @@ use policy::{OnExhausted, PolicyDocument, PolicySection, describe_schedule, form
 pub fn section_summary(section: &PolicySection) -> String {
     let mut parts = Vec::new();
     if section.retry.enabled {
+        let jitter = match section.retry.jitter_pct {
+            0 => String::new(),
+            jitter_pct => format!(" ±{jitter_pct}%"),
+        };
         parts.push(format!(
-            "retry {}× from {}",
+            "retry {}× from {}{jitter}",
             section.retry.max_retries,
             format_duration_ms(section.retry.initial_interval_ms)
         ));
@@ -81,6 +86,12 @@ mod tests {
         let mut section = PolicySection::hard_default();
         section.on_exhausted = OnExhausted::Stop;
         assert_eq!(section_summary(&section), "stop");
+        let mut section = PolicySection::transient_default();
+        section.retry.jitter_pct = 20;
+        assert_eq!(
+            section_summary(&section),
+            "retry 2× from 0.5 s ±20%, wait for reset up to 1 min, then skip"
+        );
     }
 
     #[test]
@@ -90,6 +101,11 @@ mod tests {
         assert_eq!(
             schedule_sentence(&section, Some("model-beta")),
             "Retry 1 after 0.5 s, retry 2 after 1 s; gives up after 1.5 s, then skips to model-beta."
+        );
+        section.retry.jitter_pct = 50;
+        assert_eq!(
+            schedule_sentence(&section, Some("model-beta")),
+            "Retry 1 after 0.25–0.75 s, retry 2 after 0.5–1.5 s; gives up after 0.75–2.25 s, then skips to model-beta."
         );
         section.retry.enabled = false;
         section.on_exhausted = OnExhausted::Stop;

@@ -42,10 +42,14 @@ pub fn paused_sentence() -> Option<String> {
             .and_then(|body| body.get_attribute("data-paused"))
             .filter(|sentence| !sentence.is_empty())
     }
-    #[cfg(not(feature = "hydrate"))]
+    #[cfg(feature = "ssr")]
     {
         use_context::<crate::backend::SharedBackend>()
             .and_then(|backend| backend.pause_notice().sentence())
+    }
+    #[cfg(not(any(feature = "hydrate", feature = "ssr")))]
+    {
+        None
     }
 }
 

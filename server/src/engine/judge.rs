@@ -6,7 +6,7 @@
 
 use api::Timestamp;
 use policy::circuit::{CircuitScope, Gate, gate_within, opens};
-use policy::evaluate::{evaluate_within, exhausted};
+use policy::evaluate::{RouteTiming, evaluate_within, exhausted};
 use policy::route::{Failure, RouteEvent};
 use policy::{Class, Effects, OnExhausted, PolicySection, SemanticCode};
 use providers::{CallOutcome, StopReason};
@@ -124,7 +124,9 @@ pub(super) fn judge(
                 },
                 task.next_enabled_after(route.candidate).is_some(),
                 now_ms,
-                task.respond_by_ms(),
+                // The task id seeds the retries' jitter: the same route gets the
+                // same offsets however often its failures are judged.
+                RouteTiming::for_task(task.id.as_str(), task.respond_by_ms()),
             );
             let circuit = match opens(&classification, now_ms) {
                 Some(opening) => Some(CircuitChange::Open {
@@ -701,6 +703,48 @@ mod tests {
                     .is_ok(),
                 "{name}"
             );
+        }
+    }
+
+    /// With jitter, a retry's deadline lies in its band, is the same for the same
+    /// task and ordinal, and differs between tasks.
+    #[test]
+    fn a_jittered_retry_deadline_is_seeded_by_the_task_id() {
+        let deadline = |task_id: &str, retries: u32| {
+            let mut task = task(true);
+            task.id = TaskId::new(task_id);
+            task.candidates[0].policy.transient.retry.jitter_pct = 50;
+            task.candidates[0].policy.transient.retry.max_retries = 4;
+            let mut route = running(0);
+            route.route.episode.retries.transient = retries;
+            let judged = judge(
+                &task,
+                &route,
+                &attempt(false),
+                failed(anthropic(529, "overloaded_error"), ""),
+                Timestamp::from_millis(NOW_MS),
+            );
+            match judged.event.decision() {
+                Some(Decision::Retry { ordinal, at_ms }) => {
+                    assert_eq!(ordinal, retries + 1);
+                    at_ms
+                }
+                other => panic!("expected a retry, got {other:?}"),
+            }
+        };
+        let ids = ["t1", "t2", "t3", "t4", "t5", "t6"];
+        for retries in 0..3 {
+            let (earliest_ms, latest_ms) = policy::jitter_band_ms(500, retries + 1, 50);
+            let band = NOW_MS + earliest_ms as i64..=NOW_MS + latest_ms as i64;
+            let deadlines: Vec<i64> = ids.iter().map(|id| deadline(id, retries)).collect();
+            for (id, at_ms) in ids.iter().zip(&deadlines) {
+                assert!(band.contains(at_ms), "{id}: {at_ms} outside {band:?}");
+                assert_eq!(deadline(id, retries), *at_ms, "{id}: the same again");
+            }
+            let mut distinct = deadlines.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), ids.len(), "{deadlines:?}");
         }
     }
 

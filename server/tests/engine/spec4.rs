@@ -187,6 +187,42 @@ async fn step4_retries_back_off_then_step5_skips() {
     assert_eq!(view.turns[0].model.as_deref(), Some("m2"));
 }
 
+/// Step 4 with jitter: each retry's deadline lies in its band around the backoff,
+/// at the point the task's id and the retry's ordinal pick, and is stored as such.
+#[tokio::test]
+async fn step4_with_jitter_retries_within_the_band_the_task_id_picks() {
+    let h = Harness::new().await;
+    let busy = h
+        .simulated(
+            "busy",
+            json!([overloaded(), overloaded(), reply("at last")]),
+        )
+        .await;
+    let mut transient = section((true, 2, 1_000), (true, 60), "stop");
+    transient["retry"]["jitter_pct"] = json!(50);
+    let hard = section((false, 2, 500), (false, 3600), "stop");
+    let profile = h.profile(&[(&busy, "m", policy(transient, hard))]).await;
+    let task = h.task(&profile).await;
+    let seed = policy::jitter_seed(task.id.as_str());
+
+    for (ordinal, (earliest_ms, latest_ms)) in [(1, (500, 1_500)), (2, (1_000, 3_000))] {
+        let waiting = h.wait(&task.id, RouteState::RetryWait).await;
+        assert_eq!(waiting.retry_ordinal, Some(ordinal));
+        let delay_ms = waiting.deadline.unwrap().as_millis() - h.now_ms();
+        assert!(
+            (earliest_ms..=latest_ms).contains(&delay_ms),
+            "retry {ordinal}: {delay_ms} ms outside {earliest_ms}..={latest_ms}"
+        );
+        assert_eq!(
+            delay_ms,
+            policy::jittered_backoff_ms(1_000, ordinal, 50, seed) as i64,
+            "retry {ordinal}: the point the task id picks"
+        );
+        h.advance_ms(delay_ms);
+    }
+    h.wait(&task.id, RouteState::Completed).await;
+}
+
 /// Step 5 with no candidate left: stop, exhausted.
 #[tokio::test]
 async fn step5_with_nothing_left_stops_exhausted() {
