@@ -81,6 +81,19 @@ pub struct PauseNotice {
 }
 
 impl PauseNotice {
+    /// What `pauses` says is paused.
+    pub fn of(pauses: &PausesView) -> Self {
+        Self {
+            everywhere: pauses.everywhere.is_some(),
+            providers: pauses
+                .providers
+                .iter()
+                .filter(|provider| provider.paused_since.is_some())
+                .map(|provider| provider.provider.clone())
+                .collect(),
+        }
+    }
+
     /// The sentence, when anything is paused.
     pub fn sentence(&self) -> Option<String> {
         if self.everywhere {

@@ -107,7 +107,8 @@ pub struct ReplayCallView {
     pub started_at: Timestamp,
     /// When it ended.
     pub finished_at: Timestamp,
-    /// `answered`, `truncated`, `escalated` or `failed`.
+    /// `answered`, `truncated` or `failed` (a call sent again with a larger
+    /// token budget is left out).
     pub outcome: String,
     /// The failure's code.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::SemanticCodeSchema>))]

@@ -53,6 +53,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    crate::layout::PauseBanner::provide();
     view! {
         <Title formatter=|page: String| format!("{page} · Switchback") />
         <Router>

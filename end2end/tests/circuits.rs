@@ -189,6 +189,10 @@ async fn a_pause_is_said_on_every_page_until_resumed_and_works_without_javascrip
     expect(pause_section.get_by_role(AriaRole::Button, named("Resume Steady")))
         .to_be_visible()
         .await?;
+    // The top bar says so at once, without a reload.
+    expect(phone.get_by_text("Automatic recovery is paused for Steady.", false))
+        .to_be_visible()
+        .await?;
     // Every page says so, under the top bar.
     phone.goto(&server.url("/tasks"), None).await?;
     phone.wait_for_hydration().await?;

@@ -133,9 +133,10 @@ fn end_words(end: ReplayEnd) -> &'static str {
     }
 }
 
-/// What happened: each call and the decision taken, how it ended, and the
-/// time from the first call's start to the last one's end (or to the next
-/// dispatch it waited for, when nothing came after it).
+/// What happened: each call and the decision taken, how it ended, and its time
+/// on the candidate counted as the draft's is: each call's own time and each
+/// wait its decision set (not the scheduler's lateness, a pause or a circuit's
+/// wait between them), so an unchanged draft takes the same time.
 fn then_words(calls: &[ReplayCallView]) -> (Vec<String>, String, i64) {
     let Some(first) = calls.first() else {
         return (Vec::new(), "no call".to_owned(), 0);
@@ -162,16 +163,17 @@ fn then_words(calls: &[ReplayCallView]) -> (Vec<String>, String, i64) {
         Some("hold") => "held",
         _ => "left waiting (a person acted, or it still waits)",
     };
-    let ended_ms = last
-        .next_at
-        .unwrap_or(last.finished_at)
-        .as_millis()
-        .max(last.finished_at.as_millis());
-    (
-        words,
-        end.to_owned(),
-        ended_ms - first.started_at.as_millis(),
-    )
+    let took_ms: i64 = calls
+        .iter()
+        .map(|call| {
+            let took = call.finished_at.as_millis() - call.started_at.as_millis();
+            let waited = call
+                .next_at
+                .map_or(0, |next| next.as_millis() - call.finished_at.as_millis());
+            took.max(0) + waited.max(0)
+        })
+        .sum();
+    (words, end.to_owned(), took_ms)
 }
 
 /// What the draft does: each call it plays back and its decision.
@@ -211,7 +213,7 @@ pub fn DryRun(key: u32) -> impl IntoView {
     let running = RwSignal::new(false);
     // Tasks the person left out of the totals.
     let left_out = RwSignal::new(Vec::<TaskId>::new());
-    let run = move |_| {
+    let run = move || {
         let Some(candidate) = form.with_untracked(|form| form.candidate(key).cloned()) else {
             return;
         };
@@ -257,8 +259,13 @@ pub fn DryRun(key: u32) -> impl IntoView {
                 <label for=limit_id.clone()>"Last tasks"</label>
                 <input id=limit_id type="number" inputmode="numeric" min="1" max=api::REPLAY_TASKS_MAX.to_string()
                     prop:value=move || limit.get()
-                    on:input=move |ev| limit.set(event_target_value(&ev)) />
-                <button type="button" on:click=run disabled=move || running.get()>
+                    on:input=move |ev| limit.set(event_target_value(&ev))
+                    // Inside the editor's form: Enter tries, it does not save.
+                    on:keydown=move |ev| if ev.key() == "Enter" {
+                        ev.prevent_default();
+                        run();
+                    } />
+                <button type="button" on:click=move |_| run() disabled=move || running.get()>
                     "Try on recent failures"
                 </button>
             </div>

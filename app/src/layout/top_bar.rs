@@ -23,12 +23,18 @@ pub fn TopBar() -> impl IntoView {
             </nav>
             <Access />
         </header>
-        {paused_sentence().map(|sentence| view! {
+        {move || banner().map(|sentence| view! {
             <p class="paused-banner" role="status">
                 {sentence} " " <a href="/circuits#pause-heading">"Resume on the Circuits page"</a>
             </p>
         })}
     }
+}
+
+/// The banner's sentence now: the app's shared [`super::PauseBanner`] (as the
+/// page was rendered until a person pauses or resumes on the circuits page).
+fn banner() -> Option<String> {
+    use_context::<super::PauseBanner>().and_then(|banner| banner.0.get())
 }
 
 /// What is paused, in a sentence, when anything is: on the server from the

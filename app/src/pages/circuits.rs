@@ -8,13 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::components::ErrorNotice;
 use crate::server_fns::{close_circuit, load_circuits, set_pause};
-use crate::tasks::live::{Live, use_route_events, use_server_clock};
+use crate::tasks::live::{use_reread_on_route_events, use_server_clock};
 use crate::tasks::words::{clock_time, relative};
-
-/// How long the page waits after a route event before reading the circuits
-/// again: a burst of transitions is read once.
-#[cfg(feature = "hydrate")]
-const REREAD_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Provided by the server when it renders this page in answer to a plain form
 /// post of "Close now": what became of it.
@@ -41,23 +36,7 @@ pub fn CircuitsPage() -> impl IntoView {
         },
     );
     let notice = RwSignal::new(None::<String>);
-    let reread_pending = StoredValue::new(false);
-    let connection = use_route_events(move |_: Live| {
-        if reread_pending.get_value() {
-            return;
-        }
-        reread_pending.set_value(true);
-        #[cfg(feature = "hydrate")]
-        set_timeout(
-            move || {
-                reread_pending.set_value(false);
-                data.refetch();
-            },
-            REREAD_AFTER,
-        );
-        #[cfg(not(feature = "hydrate"))]
-        let _ = data;
-    });
+    let connection = use_reread_on_route_events(move || data.refetch());
     let reread = Callback::new(move |()| data.refetch());
     view! {
         <Title text="Circuits" />
@@ -295,14 +274,21 @@ fn PauseSwitches(
     reread: Callback<()>,
 ) -> impl IntoView {
     let switch = Action::new(move |request: &PauseRequest| set_pause(request.clone()));
+    let banner = use_context::<crate::layout::PauseBanner>();
     Effect::new(move |_| {
         let Some(result) = switch.value().get() else {
             return;
         };
-        notice.set(match result {
-            Ok(_) => None,
-            Err(error) => Some(error.to_string()),
-        });
+        match result {
+            Ok(pauses) => {
+                notice.set(None);
+                // Every page's top bar says what is paused now.
+                if let Some(banner) = banner {
+                    banner.0.set(api::PauseNotice::of(&pauses).sentence());
+                }
+            }
+            Err(error) => notice.set(Some(error.to_string())),
+        }
         reread.run(());
     });
     // A button that posts the switch: as a form without JavaScript.

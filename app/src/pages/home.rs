@@ -5,15 +5,10 @@ use policy::route::{ManualAction, RouteState};
 
 use crate::components::{BackoffPreview, ErrorNotice};
 use crate::server_fns::{act_on_task, load_overview};
-use crate::tasks::live::{Live, use_route_events, use_server_clock};
+use crate::tasks::live::{use_reread_on_route_events, use_server_clock};
 use crate::tasks::words::{
     action_label, candidate_label, clock_time, countdown, relative, state_label,
 };
-
-/// How long the page waits after a route event before reading the overview
-/// again: a burst of transitions is read once.
-#[cfg(feature = "hydrate")]
-const REREAD_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// `/`: what needs a person. Tasks held for one (why, and what can be done),
 /// tasks waiting (until when), open circuits (until when), the catalogue's
@@ -26,23 +21,7 @@ pub fn HomePage() -> impl IntoView {
     // Outside what is read again: an action's refusal stays on screen when the
     // overview it caused to be read again arrives.
     let notice = RwSignal::new(None::<String>);
-    let reread_pending = StoredValue::new(false);
-    let connection = use_route_events(move |_: Live| {
-        if reread_pending.get_value() {
-            return;
-        }
-        reread_pending.set_value(true);
-        #[cfg(feature = "hydrate")]
-        set_timeout(
-            move || {
-                reread_pending.set_value(false);
-                data.refetch();
-            },
-            REREAD_AFTER,
-        );
-        #[cfg(not(feature = "hydrate"))]
-        let _ = data;
-    });
+    let connection = use_reread_on_route_events(move || data.refetch());
     view! {
         <Title text="Home" />
         {notice_view(notice)}

@@ -36,6 +36,34 @@ pub fn use_route_events(on: impl Fn(Live) + Clone + 'static) -> Connection {
     Connection(connected)
 }
 
+/// How long a page that reads its data again on route events waits after one:
+/// a burst of transitions is read once.
+#[cfg(feature = "hydrate")]
+const REREAD_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Subscribe the page to route events and call `reread` after each burst of them
+/// (at most once every half second): for a page of many routes (the home page,
+/// the circuits page) that reads its data again rather than applying each event.
+pub fn use_reread_on_route_events(reread: impl Fn() + Copy + 'static) -> Connection {
+    let pending = StoredValue::new(false);
+    use_route_events(move |_: Live| {
+        if pending.get_value() {
+            return;
+        }
+        pending.set_value(true);
+        #[cfg(feature = "hydrate")]
+        set_timeout(
+            move || {
+                pending.set_value(false);
+                reread();
+            },
+            REREAD_AFTER,
+        );
+        #[cfg(not(feature = "hydrate"))]
+        let _ = reread;
+    })
+}
+
 /// How long to wait before opening the stream again once the browser has given
 /// up on it (the server answered with an error rather than dropping).
 #[cfg(feature = "hydrate")]

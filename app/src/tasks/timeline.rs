@@ -21,6 +21,13 @@ impl Entry<'_> {
             Self::PassedOver(passed) => passed.at,
         }
     }
+
+    fn candidate_index(&self) -> u32 {
+        match self {
+            Self::Attempt(attempt) => attempt.candidate_index,
+            Self::PassedOver(passed) => passed.candidate_index,
+        }
+    }
 }
 
 /// The attempts and the candidates passed over, oldest first, one row each;
@@ -40,9 +47,10 @@ pub(crate) fn Timeline(
         .map(Entry::Attempt)
         .chain(passed_over.iter().map(Entry::PassedOver))
         .collect();
-    // Stable: an attempt and a candidate passed over at the same millisecond
-    // keep the order above, which is the order they can happen in.
-    entries.sort_by_key(Entry::at);
+    // Within a turn a route only moves on to later candidates: of an attempt and
+    // a candidate passed over at the same millisecond, the earlier candidate's
+    // came first.
+    entries.sort_by_key(|entry| (entry.at(), entry.candidate_index()));
     let mut rows = Vec::new();
     let mut previous: Option<&AttemptView> = None;
     // When the row before ended (the task's start before the first), and

@@ -117,8 +117,7 @@ impl Engine {
             return Ok(());
         };
         // A person paused recovery here: nothing starts until they resume.
-        if self.is_paused(&candidate.provider_id) {
-            self.hold_back(id);
+        if self.hold_back_if_paused(id, &candidate.provider_id) {
             return Ok(());
         }
         let now_ms = self.now().as_millis();

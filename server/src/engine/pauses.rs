@@ -18,89 +18,87 @@ use super::wake::Lane;
 use crate::domain::Pause;
 use crate::store::StoreError;
 
-/// What is paused, as last read, and the routes held back meanwhile.
+/// What is paused, as last read, and the routes held back meanwhile: one lock,
+/// so a route is never held back after the resume that would release it.
+#[derive(Default)]
+struct Held {
+    current: Vec<Pause>,
+    held_back: Vec<TaskId>,
+}
+
+/// The engine's pauses.
 #[derive(Default)]
 pub(super) struct Pauses {
-    current: Mutex<Vec<Pause>>,
-    held_back: Mutex<Vec<TaskId>>,
+    held: Mutex<Held>,
+    /// Taken across a read of the store and its use, so two reads (a person's
+    /// change and an upkeep) never apply out of order.
+    reading: tokio::sync::Mutex<()>,
+}
+
+impl Pauses {
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 impl Engine {
     /// What is paused now: everything and each provider, oldest first.
     pub fn pauses(&self) -> Vec<Pause> {
-        self.inner
-            .pauses
-            .current
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-
-    /// Whether automatic recovery is paused on `provider_id` (or everywhere).
-    pub(super) fn is_paused(&self, provider_id: &ProviderId) -> bool {
-        self.inner
-            .pauses
-            .current
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .iter()
-            .any(|pause| {
-                pause
-                    .provider_id
-                    .as_ref()
-                    .is_none_or(|id| id == provider_id)
-            })
+        self.inner.pauses.held().current.clone()
     }
 
     /// The routes this engine holds back for a pause, in the order it met them.
     pub fn held_back(&self) -> Vec<TaskId> {
-        self.inner
-            .pauses
-            .held_back
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        self.inner.pauses.held().held_back.clone()
     }
 
-    /// Keep a route due to send on what is paused until a resume.
-    pub(super) fn hold_back(&self, id: &TaskId) {
-        let mut held = self
-            .inner
-            .pauses
-            .held_back
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !held.contains(id) {
-            held.push(id.clone());
+    /// Hold `id` back when automatic recovery is paused on `provider_id` (or
+    /// everywhere): it is handed to the dispatcher again on resume. Answers
+    /// whether it was held back.
+    pub(super) fn hold_back_if_paused(&self, id: &TaskId, provider_id: &ProviderId) -> bool {
+        let mut held = self.inner.pauses.held();
+        let paused = held.current.iter().any(|pause| {
+            pause
+                .provider_id
+                .as_ref()
+                .is_none_or(|id| id == provider_id)
+        });
+        if paused && !held.held_back.contains(id) {
+            held.held_back.push(id.clone());
         }
+        paused
+    }
+
+    /// Whether automatic recovery is paused on `provider_id` (or everywhere).
+    pub(super) fn is_paused(&self, provider_id: &ProviderId) -> bool {
+        self.inner.pauses.held().current.iter().any(|pause| {
+            pause
+                .provider_id
+                .as_ref()
+                .is_none_or(|id| id == provider_id)
+        })
     }
 
     /// Read what is paused again; after a resume, hand the routes held back to
     /// the dispatcher (each is held back again if still paused) and let the
     /// scheduler read the deadlines that came due.
     pub(super) async fn reload_pauses(&self) -> Result<(), StoreError> {
+        let _reading = self.inner.pauses.reading.lock().await;
         let now = self.inner.store.list_pauses().await?;
-        let resumed = {
-            let mut current = self
-                .inner
-                .pauses
-                .current
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let resumed = current.iter().any(|pause| !now.contains(pause));
-            *current = now;
-            resumed
+        let released = {
+            let mut held = self.inner.pauses.held();
+            let resumed = held.current.iter().any(|pause| !now.contains(pause));
+            held.current = now;
+            if resumed {
+                Some(std::mem::take(&mut held.held_back))
+            } else {
+                None
+            }
         };
-        if resumed {
-            let held: Vec<TaskId> = std::mem::take(
-                &mut *self
-                    .inner
-                    .pauses
-                    .held_back
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
-            );
-            for id in held {
+        if let Some(released) = released {
+            for id in released {
                 self.enqueue(id, Lane::Due);
             }
             self.inner.alarm.wake.notify_one();

@@ -15,27 +15,43 @@ impl Services {
                 .find(|pause| pause.provider_id.as_ref() == provider_id)
                 .map(|pause| Timestamp::from_millis(pause.paused_at_ms))
         };
+        let mut providers: Vec<ProviderPauseView> = self
+            .store
+            .list_providers()
+            .await?
+            .into_iter()
+            .map(|provider| ProviderPauseView {
+                paused_since: since(Some(&provider.id)),
+                provider_id: provider.id,
+                provider: provider.name,
+            })
+            .collect();
+        // A provider deleted while paused: listed by its id, so it can be resumed.
+        for pause in &pauses {
+            if let Some(id) = &pause.provider_id
+                && !providers.iter().any(|provider| &provider.provider_id == id)
+            {
+                providers.push(ProviderPauseView {
+                    provider_id: id.clone(),
+                    provider: id.to_string(),
+                    paused_since: Some(Timestamp::from_millis(pause.paused_at_ms)),
+                });
+            }
+        }
         Ok(PausesView {
             everywhere: since(None),
-            providers: self
-                .store
-                .list_providers()
-                .await?
-                .into_iter()
-                .map(|provider| ProviderPauseView {
-                    paused_since: since(Some(&provider.id)),
-                    provider_id: provider.id,
-                    provider: provider.name,
-                })
-                .collect(),
+            providers,
         })
     }
 
     /// Pause or resume automatic recovery, recorded; answers what is paused
-    /// then. A provider that does not exist is a 404, and nothing changes.
+    /// then. Pausing a provider that does not exist is a 404, and nothing
+    /// changes; resuming one deleted since it was paused is allowed.
     pub async fn set_pause(&self, request: Read<PauseRequest>) -> Result<PausesView, AppError> {
         let request = request.check(PauseRequest::check)?;
-        if let Some(id) = &request.provider_id {
+        if let Some(id) = &request.provider_id
+            && request.paused
+        {
             self.store.get_provider(id).await?;
         }
         self.engine

@@ -73,8 +73,10 @@ fn replay_task(detail: &TaskDetail, query: &ReplayQuery) -> Option<ReplayTaskVie
         let outcome = match end.outcome {
             AttemptOutcome::Answered => "answered",
             AttemptOutcome::Truncated => "truncated",
-            AttemptOutcome::Escalated => "escalated",
             AttemptOutcome::Failed => "failed",
+            // Sent again with a larger token budget: not a failure a policy
+            // judges, so not played.
+            AttemptOutcome::Escalated => continue,
             // Ended by a person, a restart or a later attempt: nothing to play.
             _ => break,
         };
@@ -82,8 +84,7 @@ fn replay_task(detail: &TaskDetail, query: &ReplayQuery) -> Option<ReplayTaskVie
         let (next_at, moved_on) = match end.decision {
             Some(Decision::Retry { at_ms, .. }) => (Some(at_ms), false),
             Some(Decision::WaitForReset { until_ms }) => (Some(until_ms), false),
-            Some(_) => (None, true),
-            None => (None, outcome != "escalated"),
+            Some(_) | None => (None, true),
         };
         calls.push(ReplayCallView {
             started_at: attempt.started_at,

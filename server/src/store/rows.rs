@@ -280,14 +280,16 @@ pub(crate) use route_columns;
 
 /// For `concat!` after a `WHERE` on `routes`: the route is not paused, neither
 /// everywhere (a `pauses` row of scope `''`) nor on its current candidate's
-/// provider (a row of that provider's id).
+/// provider (a row of that provider's id). The uncorrelated tests are made once
+/// a statement, so with nothing paused no route's candidate is looked up.
 macro_rules! not_paused {
     () => {
         " AND NOT EXISTS (SELECT 1 FROM pauses WHERE scope = '') \
-         AND NOT EXISTS (SELECT 1 FROM task_candidates JOIN pauses \
+         AND (NOT EXISTS (SELECT 1 FROM pauses) \
+         OR NOT EXISTS (SELECT 1 FROM task_candidates JOIN pauses \
          ON pauses.scope = task_candidates.provider_id \
          WHERE task_candidates.task_id = routes.task_id \
-         AND task_candidates.position = routes.candidate_index)"
+         AND task_candidates.position = routes.candidate_index))"
     };
 }
 pub(crate) use not_paused;

@@ -120,6 +120,15 @@ pub fn router(keys: &KeyEnvRules) -> Router<AppState> {
         .route("/api/{*rest}", any(no_such_route))
 }
 
+/// A query string that does not read as its type: a 422 that says why.
+fn query_refused(rejection: axum::extract::rejection::QueryRejection) -> AppError {
+    AppError::from(vec![api::FieldError::new(
+        &api::FieldPath::root(),
+        api::ErrorCode::Type,
+        rejection.body_text(),
+    )])
+}
+
 async fn no_such_route() -> AppError {
     AppError::from(ApiError::no_such_route())
 }

@@ -21,12 +21,6 @@ pub async fn replay(
     State(services): State<Services>,
     query: Result<Query<ReplayQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ReplayView>, AppError> {
-    let Query(query) = query.map_err(|rejection| {
-        AppError::from(vec![api::FieldError::new(
-            &api::FieldPath::root(),
-            api::ErrorCode::Type,
-            rejection.body_text(),
-        )])
-    })?;
+    let Query(query) = query.map_err(super::query_refused)?;
     Ok(Json(services.replay_calls(query).await?))
 }

@@ -54,13 +54,7 @@ pub async fn list_tasks(
     State(services): State<Services>,
     query: Result<Query<TaskQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<TaskPage>, AppError> {
-    let Query(query) = query.map_err(|rejection| {
-        AppError::from(vec![api::FieldError::new(
-            &api::FieldPath::root(),
-            api::ErrorCode::Type,
-            rejection.body_text(),
-        )])
-    })?;
+    let Query(query) = query.map_err(super::query_refused)?;
     Ok(Json(services.list_tasks(query).await?))
 }
 

@@ -39,8 +39,9 @@ pub use tasks::{
     client_keys_are_found_by_digest_until_revoked, concurrent_commits_exactly_one_wins,
     concurrent_commits_exactly_one_wins_across, concurrent_commits_keep_their_order,
     deadlines_are_due_once_they_pass, firings, overview_reads_held_waiting_circuits_and_counts,
-    route_events_are_read_after_an_id_and_pruned, routes_are_read_a_page_at_a_time,
-    tasks_are_listed_by_state, turns_are_answered_and_added_and_progress_agrees,
+    paused_routes_are_not_due_and_pauses_are_kept, route_events_are_read_after_an_id_and_pruned,
+    routes_are_read_a_page_at_a_time, tasks_are_listed_by_state,
+    turns_are_answered_and_added_and_progress_agrees,
 };
 pub(crate) use tasks::{firing, refused_at, waiting_until};
 
@@ -77,6 +78,7 @@ macro_rules! conformance_tests {
             circuits_open_probe_once_and_close,
             circuits_are_listed_closed_by_a_person_and_kept_in_history,
             overview_reads_held_waiting_circuits_and_counts,
+            paused_routes_are_not_due_and_pauses_are_kept,
             route_events_are_read_after_an_id_and_pruned,
             tasks_are_listed_by_state,
             firings,

@@ -9,8 +9,8 @@ use policy::route::{Route, RouteState};
 use super::{at, candidate, provider_write};
 use crate::domain::{
     AfterCommit, Attempt, AttemptEnd, AttemptOutcome, CircuitChange, CircuitHistoryEntry,
-    CircuitHistoryKind, CircuitKey, CircuitWait, CompletedTurn, IdOrigin, PassedOver, Producer,
-    ProfileWrite, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
+    CircuitHistoryKind, CircuitKey, CircuitWait, CompletedTurn, IdOrigin, PassedOver, Pause,
+    Producer, ProfileWrite, RouteCommit, RouteRecord, Task, TaskDetail, TaskWrite, Turn,
 };
 use crate::store::{Store, StoreError};
 
@@ -1182,4 +1182,57 @@ pub async fn circuits_are_listed_closed_by_a_person_and_kept_in_history(store: &
 
     assert_eq!(store.prune_circuit_history(20_000).await.unwrap(), 1);
     assert_eq!(store.circuit_history(0, 10).await.unwrap().len(), 1);
+}
+
+/// A pause leaves routes out of the scheduler's reads (due routes and the next
+/// deadline): everywhere, or on their current candidate's provider. Pauses are
+/// listed with their provider's name, oldest first; pausing what is paused, or
+/// resuming what is not, writes nothing.
+pub async fn paused_routes_are_not_due_and_pauses_are_kept(store: &dyn Store) {
+    let a = waiting_until(store, "pa", 5_000).await;
+    let b = waiting_until(store, "pb", 6_000).await;
+    let due = || async {
+        store
+            .due_routes(10_000, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|record| record.task_id)
+            .collect::<Vec<TaskId>>()
+    };
+    assert_eq!(due().await, [a.id.clone(), b.id.clone()]);
+    assert_eq!(store.next_deadline(0).await.unwrap(), Some(5_000));
+
+    let pa = ProviderId::new("pa-p");
+    assert!(store.set_pause(Some(&pa), true, 7_000).await.unwrap());
+    assert!(!store.set_pause(Some(&pa), true, 7_001).await.unwrap());
+    assert_eq!(due().await, [b.id.clone()]);
+    assert_eq!(store.next_deadline(0).await.unwrap(), Some(6_000));
+    let paused_pa = Pause {
+        provider_id: Some(pa.clone()),
+        provider_name: Some("pa provider".into()),
+        paused_at_ms: 7_000,
+    };
+    assert_eq!(store.list_pauses().await.unwrap(), [paused_pa.clone()]);
+
+    assert!(store.set_pause(None, true, 8_000).await.unwrap());
+    assert!(due().await.is_empty());
+    assert_eq!(store.next_deadline(0).await.unwrap(), None);
+    assert_eq!(
+        store.list_pauses().await.unwrap(),
+        [
+            paused_pa,
+            Pause {
+                provider_id: None,
+                provider_name: None,
+                paused_at_ms: 8_000,
+            }
+        ]
+    );
+
+    assert!(store.set_pause(None, false, 9_000).await.unwrap());
+    assert!(store.set_pause(Some(&pa), false, 9_000).await.unwrap());
+    assert!(!store.set_pause(Some(&pa), false, 9_001).await.unwrap());
+    assert!(store.list_pauses().await.unwrap().is_empty());
+    assert_eq!(due().await, [a.id, b.id]);
 }
