@@ -55,13 +55,10 @@ pub(crate) struct Facts<'a> {
     pub html_title: Option<Option<String>>,
     /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
     pub upstream: Option<Upstream>,
-    /// [`Facts::texts`] ASCII-lowercased, made on first use (once the facts are read:
-    /// texts added later would not show in it).
-    lowercase_texts: OnceCell<SmallVec<[String; 2]>>,
-    /// Per text of [`Facts::texts`]: its white space collapsed, when it had runs to
-    /// collapse.
-    collapsed_texts: OnceCell<SmallVec<[Option<String>; 2]>>,
-    /// The wordings [`Facts::lowercase_texts`] hold, found on first use.
+    /// [`Facts::texts`] as the searchers read them, made on first use (once the facts
+    /// are read: texts added later would not show in it).
+    search_texts: OnceCell<SearchTexts>,
+    /// The wordings [`Facts::search_texts`] hold, found on first use.
     scan: OnceCell<crate::scan::Scan>,
 }
 
@@ -130,7 +127,7 @@ impl<'a> Facts<'a> {
 
     /// Every text the catalogue may search: messages, then output, then the title of
     /// an HTML error page ("api.anthropic.com | 524: A timeout occurred").
-    pub fn texts(&self) -> impl Iterator<Item = &str> + use<'_> {
+    pub fn texts(&self) -> impl Iterator<Item = &str> + Clone + use<'_> {
         self.messages
             .iter()
             .map(|message| message.as_ref())
@@ -144,33 +141,30 @@ impl<'a> Facts<'a> {
         self.output.is_some() && index == self.messages.len()
     }
 
+    /// Every text of [`Facts::texts`], white space collapsed and lowercased, in one
+    /// buffer: see [`SearchTexts`].
+    pub fn search_texts(&self) -> &SearchTexts {
+        self.search_texts
+            .get_or_init(|| SearchTexts::new(self.texts()))
+    }
+
     /// Every text of [`Facts::texts`], in the same order, with each run of white space
     /// made one space: a message wrapped across lines ("Please try again\n    in 12s",
-    /// "Rate\nlimit") reads as it was written. Only texts that need it are copied.
+    /// "Rate\nlimit") reads as it was written.
     pub fn plain_texts(&self) -> impl Iterator<Item = &str> + use<'_> {
-        let collapsed = self.collapsed_texts.get_or_init(|| {
-            self.texts()
-                .map(|text| needs_collapsing(text).then(|| collapse_white_space(text)))
-                .collect()
-        });
-        self.texts()
-            .zip(collapsed.iter())
-            .map(|(text, collapsed)| collapsed.as_deref().unwrap_or(text))
+        self.search_texts().plain_texts()
     }
 
     /// Every text of [`Facts::plain_texts`], in the same order, ASCII-lowercased (so
-    /// byte offsets stay the same), made once: fragments and phrases are lowercase, and
-    /// searching lowercased text case-sensitively lets the searchers use their fast
-    /// prefilters.
-    pub fn lowercase_texts(&self) -> &[String] {
-        self.lowercase_texts
-            .get_or_init(|| self.plain_texts().map(str::to_ascii_lowercase).collect())
+    /// byte offsets stay the same).
+    pub fn lowercase_texts(&self) -> impl Iterator<Item = &str> + use<'_> {
+        self.search_texts().lowercase_texts()
     }
 
     /// Every wording of the one pass (`scan`) these texts hold, found once.
     pub fn scan(&self) -> &crate::scan::Scan {
         self.scan
-            .get_or_init(|| crate::scan::WORDINGS.scan(self.lowercase_texts()))
+            .get_or_init(|| crate::scan::WORDINGS.scan(self.search_texts()))
     }
 
     fn read_body(&mut self, body: &'a str, quoted_status: &mut Option<u16>, depth: u8) {
@@ -513,8 +507,7 @@ impl<'a> Facts<'a> {
             window_rejected: self.window_rejected,
             html_title: self.html_title,
             upstream: self.upstream,
-            lowercase_texts: OnceCell::new(),
-            collapsed_texts: OnceCell::new(),
+            search_texts: OnceCell::new(),
             scan: OnceCell::new(),
         }
     }
@@ -597,6 +590,95 @@ fn python_repr_as_json(text: &str) -> Option<String> {
     None
 }
 
+/// The texts of one piece of evidence as the searchers read them, made once: each
+/// text's runs of white space made one space where it has any other than single spaces
+/// (a message wrapped across lines, "Please try again\n    in 12s", reads as it was
+/// written), then the texts joined, each followed by [`SEPARATOR`], and the whole
+/// ASCII-lowercased (byte offsets stay the same). Fragments and phrases are lowercase:
+/// searching the lowercased copy case-sensitively lets the searchers use their fast
+/// prefilters, and searching all texts at once costs each searcher one call, not one
+/// per text (each call costs hundreds of instructions before it reads a byte).
+#[derive(Debug, Default)]
+pub(crate) struct SearchTexts {
+    /// The collapsed texts, each followed by [`SEPARATOR`].
+    plain: String,
+    /// `plain`, ASCII-lowercased.
+    lower: String,
+    /// Where each text ends in both (its separator follows).
+    ends: SmallVec<[usize; 4]>,
+}
+
+/// What follows each text in [`SearchTexts`]: no collapsed text holds it, and no
+/// fragment, wording or phrase the catalogue searches for does (their compilers check),
+/// so no match runs across two texts, and each text's matches are what searching it
+/// alone would find.
+pub(crate) const SEPARATOR: char = '\n';
+
+impl SearchTexts {
+    pub fn new<'t>(texts: impl Iterator<Item = &'t str> + Clone) -> Self {
+        let capacity = texts.clone().map(|text| text.len() + 1).sum();
+        let mut plain = String::with_capacity(capacity);
+        let mut ends = SmallVec::new();
+        for text in texts {
+            if needs_collapsing(text) {
+                collapse_white_space_into(text, &mut plain);
+            } else {
+                plain.push_str(text);
+            }
+            ends.push(plain.len());
+            plain.push(SEPARATOR);
+        }
+        let lower = plain.to_ascii_lowercase();
+        Self { plain, lower, ends }
+    }
+
+    /// Every text, lowercased, joined: search this once for all texts, then find a
+    /// match's text with [`SearchTexts::text_at`].
+    pub fn joined(&self) -> &str {
+        &self.lower
+    }
+
+    /// How many texts there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The byte range of text `index` in [`SearchTexts::joined`].
+    pub fn range(&self, index: usize) -> std::ops::Range<usize> {
+        let start = match index {
+            0 => 0,
+            _ => self.ends[index - 1] + SEPARATOR.len_utf8(),
+        };
+        start..self.ends[index]
+    }
+
+    /// The index of the text that holds byte `offset` of [`SearchTexts::joined`] (or
+    /// the separator after it).
+    pub fn text_at(&self, offset: usize) -> usize {
+        self.ends.partition_point(|end| *end < offset)
+    }
+
+    /// Text `index`, lowercased.
+    pub fn lower(&self, index: usize) -> &str {
+        &self.lower[self.range(index)]
+    }
+
+    /// Text `index`, collapsed, in its own case.
+    pub fn plain(&self, index: usize) -> &str {
+        &self.plain[self.range(index)]
+    }
+
+    /// Every text, lowercased, in order.
+    pub fn lowercase_texts(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).map(|index| self.lower(index))
+    }
+
+    /// Every text, collapsed, in its own case, in order.
+    pub fn plain_texts(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).map(|index| self.plain(index))
+    }
+}
+
 /// Whether `text` has white space other than single spaces.
 fn needs_collapsing(text: &str) -> bool {
     let bytes = text.as_bytes();
@@ -604,20 +686,29 @@ fn needs_collapsing(text: &str) -> bool {
         || memchr::memmem::find(bytes, b"  ").is_some()
 }
 
-/// `text` with every run of ASCII white space made one space, and none at either end.
-fn collapse_white_space(text: &str) -> String {
-    let mut collapsed = String::with_capacity(text.len());
-    for (index, word) in text
-        .split(|c: char| c.is_ascii_whitespace())
-        .filter(|word| !word.is_empty())
-        .enumerate()
-    {
-        if index > 0 {
-            collapsed.push(' ');
+/// Appends `text` with every run of ASCII white space made one space, and none at
+/// either end. Byte by byte: white space is ASCII, so no character is decoded.
+fn collapse_white_space_into(text: &str, into: &mut String) {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    let mut first = true;
+    loop {
+        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+            at += 1;
         }
-        collapsed.push_str(word);
+        if at == bytes.len() {
+            return;
+        }
+        let start = at;
+        while at < bytes.len() && !bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if !first {
+            into.push(' ');
+        }
+        first = false;
+        into.push_str(&text[start..at]);
     }
-    collapsed
 }
 
 /// A 3-digit HTTP error status written as text (`"429"`, `"400"`): 400 to 599. Other

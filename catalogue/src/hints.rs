@@ -426,54 +426,58 @@ pub(crate) struct TextWait {
     pub milliseconds: u64,
 }
 
-/// The wait each text of the facts states, in [`Facts::texts`] order.
+/// The wait each text of the facts states, in [`Facts::texts`] order: the phrases are
+/// searched once, over the texts joined (no phrase holds their separator), and each
+/// text's wait is the first of its phrases followed by a duration.
 pub(crate) fn text_waits(facts: &Facts) -> SmallVec<[Option<TextWait>; 2]> {
-    facts
-        .plain_texts()
-        .zip(facts.lowercase_texts())
-        .enumerate()
-        .map(|(index, (text, lower))| text_wait(text, lower, facts.is_output(index)))
-        .collect()
+    let texts = facts.search_texts();
+    let mut waits: SmallVec<[Option<TextWait>; 2]> = SmallVec::from_elem(None, texts.len());
+    for phrase in WAIT_PHRASES.find_iter(texts.joined()) {
+        let index = texts.text_at(phrase.start());
+        if waits[index].is_some() {
+            continue;
+        }
+        let start = texts.range(index).start;
+        waits[index] = text_wait(
+            texts.plain(index),
+            texts.lower(index),
+            phrase.start() - start..phrase.end() - start,
+            facts.is_output(index),
+        );
+    }
+    waits
 }
 
-/// A wait the text states ("Please try again in 6ms", "retry after 2 seconds", "try
-/// again in 5 days 22 hours"): the first phrase followed by a duration. In CLI output
-/// (`output`), which also carries the model's own words ("let me retry in 10
-/// minutes"), a wait counts only after words naming a failure ("Rate limit reached ...
-/// try again in 12s").
-fn text_wait(text: &str, lower: &str, is_output: bool) -> Option<TextWait> {
-    for phrase in WAIT_PHRASES.find_iter(lower) {
-        if is_output && !names_a_failure_before(lower, phrase.start()) {
-            continue;
-        }
-        let Some(after) = text.get(phrase.end()..) else {
-            continue;
-        };
-        let rest = after.trim_start();
-        let rest = ["about ", "approximately ", "~"]
-            .iter()
-            .find_map(|filler| rest.strip_prefix(filler))
-            .unwrap_or(rest);
-        let offset = text.len() - rest.len();
-        // `1.2s.`, `9m38.016s`, `5h59m59s.","type":...` (JSON around it): the duration
-        // is the run of digits, dots and unit letters.
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == 'µ'))
-            .unwrap_or(rest.len());
-        let token = rest[..end].trim_end_matches('.');
-        let found = match parse_go_duration_ms(token) {
-            Ok(milliseconds) => Some(more_duration_parts(rest, token.len(), milliseconds)),
-            Err(_) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
-                .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), milliseconds)),
-        };
-        if let Some((length, milliseconds)) = found {
-            return Some(TextWait {
-                shown: offset..offset + length,
-                milliseconds,
-            });
-        }
+/// The wait a text states after one of its phrases (at `phrase`) ("Please try again in
+/// 6ms", "retry after 2 seconds", "try again in 5 days 22 hours"): `None` unless a
+/// duration follows. In CLI output (`output`), which also carries the model's own
+/// words ("let me retry in 10 minutes"), a wait counts only after words naming a
+/// failure ("Rate limit reached ... try again in 12s").
+fn text_wait(text: &str, lower: &str, phrase: Range<usize>, is_output: bool) -> Option<TextWait> {
+    if is_output && !names_a_failure_before(lower, phrase.start) {
+        return None;
     }
-    None
+    let rest = text.get(phrase.end..)?.trim_start();
+    let rest = ["about ", "approximately ", "~"]
+        .iter()
+        .find_map(|filler| rest.strip_prefix(filler))
+        .unwrap_or(rest);
+    let offset = text.len() - rest.len();
+    // `1.2s.`, `9m38.016s`, `5h59m59s.","type":...` (JSON around it): the duration
+    // is the run of digits, dots and unit letters.
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == 'µ'))
+        .unwrap_or(rest.len());
+    let token = rest[..end].trim_end_matches('.');
+    let (length, milliseconds) = match parse_go_duration_ms(token) {
+        Ok(milliseconds) => more_duration_parts(rest, token.len(), milliseconds),
+        Err(_) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
+            .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), milliseconds))?,
+    };
+    Some(TextWait {
+        shown: offset..offset + length,
+        milliseconds,
+    })
 }
 
 /// A duration written in parts apart by spaces ("1m 4s", "2h 30m"): from the end
@@ -541,20 +545,24 @@ pub(crate) fn stated_wait_ms(headers: &Headers, waits: &[Option<TextWait>]) -> O
     from_headers.chain(from_text).max()
 }
 
-// The phrases a message states a wait after, lowercase; the searcher is built once.
+/// The phrases a message states a wait after, lowercase. None holds the separator of
+/// the joined texts they are searched in ([`text_waits`]; a test checks).
+const WAIT_PHRASE_WORDS: [&str; 7] = [
+    "try again in ",
+    "retry in ",
+    "retry after ",
+    "try again after ",
+    "please wait ",
+    // Cloud Code: "Your quota will reset after 51s."
+    "reset after ",
+    "resets in ",
+];
+
+// The wait phrases' searcher, built once.
 static WAIT_PHRASES: LazyLock<AhoCorasick> = LazyLock::new(|| {
     AhoCorasick::builder()
         .match_kind(MatchKind::LeftmostLongest)
-        .build([
-            "try again in ",
-            "retry in ",
-            "retry after ",
-            "try again after ",
-            "please wait ",
-            // Cloud Code: "Your quota will reset after 51s."
-            "reset after ",
-            "resets in ",
-        ])
+        .build(WAIT_PHRASE_WORDS)
         .expect("wait phrases are valid patterns")
 });
 /// Phrases a wall-clock reset follows, and whether the phrase promises a time (what
@@ -580,6 +588,15 @@ mod tests {
     use crate::evidence::Evidence;
 
     const OBSERVED: i64 = 1_796_004_000_000; // 2026-11-30T02:00:00Z
+
+    /// The wait phrases are searched over the texts joined: none may hold the
+    /// separator, or a match could run from one text into the next.
+    #[test]
+    fn no_wait_phrase_holds_the_separator() {
+        for phrase in WAIT_PHRASE_WORDS {
+            assert!(!phrase.contains(crate::facts::SEPARATOR), "{phrase:?}");
+        }
+    }
 
     /// One row: headers, body, message hints, limit code -> (retry_after_ms, reset_at_ms,
     /// dropped reasons).

@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
+use crate::facts::{SEPARATOR, SearchTexts};
 use crate::family::Family;
 use crate::rules::{Rule, WORDS, tables_for};
 
@@ -57,6 +58,10 @@ impl Wordings {
             rule.text.iter().chain(any).copied().for_each(&mut add);
         }
         assert!(patterns.len() <= MAX_WORDINGS, "too many wordings");
+        assert!(
+            !patterns.iter().any(|pattern| pattern.contains(SEPARATOR)),
+            "no wording holds the texts' separator"
+        );
         // Every occurrence of every wording, in one pass: a DFA, searched overlapping
         // (a wording inside a longer one is found too).
         let searcher = AhoCorasickBuilder::new()
@@ -85,21 +90,27 @@ impl Wordings {
         wordings.iter().map(|wording| self.id(wording)).collect()
     }
 
-    /// Every wording found in `texts` (lowercased), with its place; the places sorted
-    /// by wording, then text, then start.
-    pub fn scan(&self, texts: &[String]) -> Scan {
+    /// Every wording found in `texts`, with its place; the places sorted by wording,
+    /// then text, then start. One pass over the texts joined: no wording holds the
+    /// separator, so none runs across two texts.
+    pub fn scan(&self, texts: &SearchTexts) -> Scan {
         let mut scan = Scan::default();
-        for (text, lower) in texts.iter().enumerate() {
-            for hit in self.searcher.find_overlapping_iter(lower.as_str()) {
-                let pattern = hit.pattern().as_usize();
-                scan.found[pattern / 64] |= 1 << (pattern % 64);
-                scan.hits.push(Hit {
-                    pattern: pattern as u16,
-                    text,
-                    start: hit.start(),
-                    end: hit.end(),
-                });
+        let mut text = 0;
+        let mut text_start = 0;
+        for hit in self.searcher.find_overlapping_iter(texts.joined()) {
+            // Matches come by their end, so their texts come in order.
+            if hit.end() > texts.range(text).end {
+                text = texts.text_at(hit.end());
+                text_start = texts.range(text).start;
             }
+            let pattern = hit.pattern().as_usize();
+            scan.found[pattern / 64] |= 1 << (pattern % 64);
+            scan.hits.push(Hit {
+                pattern: pattern as u16,
+                text,
+                start: hit.start() - text_start,
+                end: hit.end() - text_start,
+            });
         }
         scan.hits
             .sort_unstable_by_key(|hit| (hit.pattern, hit.text, hit.start));
@@ -111,7 +122,7 @@ impl Wordings {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Hit {
     pub pattern: u16,
-    /// The index of the text, in [`crate::facts::Facts::lowercase_texts`] order.
+    /// The index of the text, in [`crate::facts::Facts::texts`] order.
     pub text: usize,
     pub start: usize,
     pub end: usize,
@@ -201,15 +212,15 @@ pub(crate) fn words_only(rule: &Rule) -> bool {
 #[cfg(test)]
 mod tests {
     use super::WORDINGS;
+    use crate::facts::SearchTexts;
 
     /// The one pass finds every occurrence: a wording inside a longer one, and two that
     /// overlap, are both found, each with its place.
     #[test]
     fn the_one_pass_finds_wordings_inside_and_across_others() {
-        let texts = [
-            "ok".to_owned(),
-            "your balance is insufficient balance is insufficient".to_owned(),
-        ];
+        let texts = SearchTexts::new(
+            ["ok", "your balance is insufficient balance is insufficient"].into_iter(),
+        );
         let scan = WORDINGS.scan(&texts);
         for wording in ["balance is insufficient", "insufficient balance"] {
             assert!(scan.found(WORDINGS.id(wording)), "{wording}");
