@@ -681,34 +681,46 @@ impl SearchTexts {
 
 /// Whether `text` has white space other than single spaces.
 fn needs_collapsing(text: &str) -> bool {
+    // One searcher built once: building one per text costs more than the search.
+    static DOUBLE_SPACE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("  "));
     let bytes = text.as_bytes();
-    memchr::memchr3(b'\n', b'\r', b'\t', bytes).is_some()
-        || memchr::memmem::find(bytes, b"  ").is_some()
+    memchr::memchr3(b'\n', b'\r', b'\t', bytes).is_some() || DOUBLE_SPACE.find(bytes).is_some()
 }
 
 /// Appends `text` with every run of ASCII white space made one space, and none at
-/// either end. Byte by byte: white space is ASCII, so no character is decoded.
+/// either end. White space is ASCII, so the bytes are read without decoding
+/// characters, and what lies between runs other than a single space is copied whole
+/// (a line, not a word at a time).
 fn collapse_white_space_into(text: &str, into: &mut String) {
     let bytes = text.as_bytes();
-    let mut at = 0;
-    let mut first = true;
-    loop {
+    let mut at = bytes
+        .iter()
+        .position(|byte| !byte.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    // The start of what is yet to be copied.
+    let mut from = at;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_whitespace() {
+            at += 1;
+            continue;
+        }
+        let run = at;
         while at < bytes.len() && bytes[at].is_ascii_whitespace() {
             at += 1;
         }
         if at == bytes.len() {
+            // White space at the end goes.
+            into.push_str(&text[from..run]);
             return;
         }
-        let start = at;
-        while at < bytes.len() && !bytes[at].is_ascii_whitespace() {
-            at += 1;
-        }
-        if !first {
+        if at - run > 1 || bytes[run] != b' ' {
+            into.push_str(&text[from..run]);
             into.push(' ');
+            from = at;
         }
-        first = false;
-        into.push_str(&text[start..at]);
     }
+    into.push_str(&text[from..]);
 }
 
 /// A 3-digit HTTP error status written as text (`"429"`, `"400"`): 400 to 599. Other
@@ -878,6 +890,26 @@ mod tests {
                 .iter()
                 .any(|message| message.starts_with("litellm.RateLimitError"))
         );
+    }
+
+    /// Collapsing copies what lies between runs whole: the same text as joining the
+    /// words with single spaces.
+    #[test]
+    fn white_space_collapses_to_single_spaces() {
+        for text in [
+            "",
+            "   ",
+            "a",
+            " a ",
+            "\n\tRate\nlimit  reached,\r\n  try again\x0c in 12s \t",
+            "one two  three\u{a0}four\n",
+            "é\n\né é",
+        ] {
+            let words: Vec<&str> = text.split_ascii_whitespace().collect();
+            let mut collapsed = String::new();
+            super::collapse_white_space_into(text, &mut collapsed);
+            assert_eq!(collapsed, words.join(" "), "{text:?}");
+        }
     }
 
     #[test]
