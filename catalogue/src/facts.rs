@@ -208,11 +208,13 @@ impl<'a> Facts<'a> {
             }
             // A Python SDK's repr of the body (`Error code: 429 - {'error': {...}}`).
             if let Some(json) = python_repr_as_json(&output[start..])
-                && parse_body(&json).is_some_and(|wire| wire.holds_error())
+                && let Some(mut wire) = parse_body(&json).filter(WireBody::holds_error)
             {
+                // The repr's JSON starts with its bracket and holds no event stream:
+                // read as a body, it is this one value, read once.
                 let mut nested = Facts::default();
                 let mut nested_status = None;
-                nested.read_body(&json, &mut nested_status, 1);
+                nested.read_wire(&mut wire, &mut nested_status, 1);
                 if !nested.types.is_empty()
                     || !nested.codes.is_empty()
                     || !nested.messages.is_empty()
@@ -526,68 +528,101 @@ fn python_repr_as_json(text: &str) -> Option<String> {
     {
         return None;
     }
+    // Every byte the conversion acts on is ASCII: the rest is copied in whole runs, cut
+    // only where an ASCII byte stands, so always on a character boundary.
+    let bytes = text.as_bytes();
     let mut json = String::with_capacity(text.len() + 16);
     let mut depth = 0_usize;
-    let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        match c {
-            '{' | '[' => {
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            open @ (b'{' | b'[') => {
                 depth += 1;
-                json.push(c);
+                json.push(char::from(open));
+                at += 1;
             }
-            '}' | ']' => {
+            close @ (b'}' | b']') => {
                 depth = depth.checked_sub(1)?;
-                json.push(c);
+                json.push(char::from(close));
                 if depth == 0 {
                     return Some(json);
                 }
+                at += 1;
             }
-            '\'' | '"' => {
-                json.push('"');
-                let quote = c;
-                loop {
-                    let (_, c) = chars.next()?;
-                    match c {
-                        '\\' => {
-                            let (_, escaped) = chars.next()?;
-                            match escaped {
-                                '\'' => json.push('\''),
-                                '"' => json.push_str("\\\""),
-                                'n' | 't' | 'r' | '\\' | '/' | 'b' | 'f' | 'u' => {
-                                    json.push('\\');
-                                    json.push(escaped);
-                                }
-                                other => json.push(other),
-                            }
-                        }
-                        c if c == quote => break,
-                        '"' => json.push_str("\\\""),
-                        c if c.is_control() => json.push(' '),
-                        c => json.push(c),
-                    }
-                }
-                json.push('"');
-            }
-            c if c.is_ascii_alphabetic() => {
+            quote @ (b'\'' | b'"') => at = repr_string_as_json(text, at + 1, quote, &mut json)?,
+            letter if letter.is_ascii_alphabetic() => {
                 let rest = &text[at..];
                 let word_end = rest
                     .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .unwrap_or(rest.len());
-                let word = match &rest[..word_end] {
+                json.push_str(match &rest[..word_end] {
                     "True" => "true",
                     "False" => "false",
                     "None" => "null",
                     _ => return None,
-                };
-                json.push_str(word);
-                for _ in 1..word_end {
-                    chars.next();
-                }
+                });
+                at += word_end;
             }
-            c => json.push(c),
+            _ => {
+                // Numbers, white space, commas and colons, as they are.
+                let run = bytes[at..]
+                    .iter()
+                    .position(|byte| {
+                        matches!(byte, b'{' | b'[' | b'}' | b']' | b'\'' | b'"')
+                            || byte.is_ascii_alphabetic()
+                    })
+                    .map_or(bytes.len(), |length| at + length);
+                json.push_str(&text[at..run]);
+                at = run;
+            }
         }
     }
     None
+}
+
+/// Appends the repr string that starts at byte `at` of `text` (just after its opening
+/// `quote`) to `json` as a JSON string, and answers where the repr goes on after its
+/// closing quote; `None` when it is not closed. Escapes JSON knows are kept, `\'`
+/// loses its backslash, an escape JSON does not know is its character, a double quote
+/// is escaped and a control character is a space.
+fn repr_string_as_json(text: &str, mut at: usize, quote: u8, json: &mut String) -> Option<usize> {
+    let bytes = text.as_bytes();
+    json.push('"');
+    loop {
+        // What needs no change is copied in one run: up to a backslash, a quote or a
+        // byte that may start a control character (C1 controls start with 0xC2).
+        let run = bytes[at..]
+            .iter()
+            .position(|byte| {
+                matches!(byte, b'\\' | b'\'' | b'"' | 0xC2) || *byte < 0x20 || *byte == 0x7f
+            })
+            .map(|length| at + length)?;
+        json.push_str(&text[at..run]);
+        at = run;
+        let character = text[at..].chars().next()?;
+        at += character.len_utf8();
+        match character {
+            '\\' => {
+                let escaped = text[at..].chars().next()?;
+                at += escaped.len_utf8();
+                match escaped {
+                    '\'' => json.push('\''),
+                    '"' => json.push_str("\\\""),
+                    'n' | 't' | 'r' | '\\' | '/' | 'b' | 'f' | 'u' => {
+                        json.push('\\');
+                        json.push(escaped);
+                    }
+                    other => json.push(other),
+                }
+            }
+            c if c == char::from(quote) => break,
+            '"' => json.push_str("\\\""),
+            c if c.is_control() => json.push(' '),
+            c => json.push(c),
+        }
+    }
+    json.push('"');
+    Some(at)
 }
 
 /// The texts of one piece of evidence as the searchers read them, made once: each
