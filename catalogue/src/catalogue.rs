@@ -306,11 +306,7 @@ impl Catalogue {
             SemanticCode::RateLimited | SemanticCode::QuotaExhausted | SemanticCode::UsageLimited
         );
         // The zone the evidence names, else the one the family prints its times in.
-        let time_zone = evidence
-            .time_zone
-            .as_deref()
-            .or(family.default_time_zone())
-            .and_then(crate::wall_clock::time_zone);
+        let time_zone = evidence.time_zone.as_deref().or(family.default_time_zone());
         let hint = select_hint(&HintInputs {
             headers: &evidence.headers,
             facts,
@@ -318,7 +314,7 @@ impl Catalogue {
             text_waits: code.class() != Class::Outside,
             limit_code,
             observed_at_ms,
-            time_zone: time_zone.as_ref(),
+            time_zone,
         });
         let mut classification = Classification::new(code, verdict.confidence);
         classification.retry_after_ms = hint.retry_after_ms;

@@ -105,8 +105,9 @@ pub(crate) struct HintInputs<'a, 'b> {
     pub text_waits: bool,
     pub limit_code: bool,
     pub observed_at_ms: i64,
-    /// The zone of the process that printed the output (evidence `time_zone`).
-    pub time_zone: Option<&'a TimeZone>,
+    /// The name of the zone of the process that printed the output (evidence
+    /// `time_zone`), looked up only when a wall-clock reset is read.
+    pub time_zone: Option<&'a str>,
 }
 
 struct Collector {
@@ -252,9 +253,15 @@ fn body_hints(inputs: &HintInputs, collector: &mut Collector, stated: &mut Vec<H
         let unix_ms = epoch_ms(resets_at);
         stated.extend(collector.absolute("resets_at", resets_at, unix_ms));
     }
+    // The time-zone database is asked only for a wall-clock reset.
+    let time_zone = inputs
+        .message_hints
+        .contains(&MessageHint::WallClock)
+        .then(|| inputs.time_zone.and_then(wall_clock::time_zone))
+        .flatten();
     for kind in inputs.message_hints {
         for (text, lower) in facts.plain_texts().zip(facts.lowercase_texts()) {
-            if let Some(hint) = message_hint(*kind, text, lower, inputs.time_zone, collector) {
+            if let Some(hint) = message_hint(*kind, text, lower, time_zone.as_ref(), collector) {
                 stated.push(hint);
                 break;
             }
@@ -612,7 +619,6 @@ mod tests {
         }
         let mut facts = Facts::gather(Some(429), None, body, None);
         facts.text_waits = text_waits(&facts);
-        let berlin = wall_clock::time_zone("Europe/Berlin");
         let outcome = select_hint(&HintInputs {
             headers: &evidence.headers,
             facts: &facts,
@@ -622,8 +628,7 @@ mod tests {
             observed_at_ms: OBSERVED,
             time_zone: body
                 .is_some_and(|body| body.contains("(Berlin time)"))
-                .then_some(berlin.as_ref())
-                .flatten(),
+                .then_some("Europe/Berlin"),
         });
         let reasons: Vec<DropReason> = outcome.dropped.iter().map(|hint| hint.reason).collect();
         assert_eq!(
