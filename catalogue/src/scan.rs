@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind};
 
 use crate::facts::{SEPARATOR, SearchTexts};
 use crate::family::Family;
@@ -20,7 +22,7 @@ const MAX_WORDINGS: usize = 64 * 32;
 
 /// The wordings and their searcher, built once.
 pub(crate) struct Wordings {
-    searcher: AhoCorasick,
+    searcher: DFA,
     ids: HashMap<&'static str, u16>,
 }
 
@@ -64,9 +66,11 @@ impl Wordings {
         );
         // Every occurrence of every wording, in one pass: a DFA, searched overlapping
         // (a wording inside a longer one is found too).
-        let searcher = AhoCorasickBuilder::new()
+        // Without a prefilter (most bytes start some wording, so it would stop at
+        // nearly every one), the only special states are those where wordings end.
+        let searcher = DFA::builder()
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
             .build(&patterns)
             .expect("wordings are valid patterns");
         Self { searcher, ids }
@@ -95,26 +99,47 @@ impl Wordings {
     /// separator, so none runs across two texts.
     pub fn scan(&self, texts: &SearchTexts) -> Scan {
         let mut scan = Scan::default();
-        let mut text = 0;
-        let mut text_start = 0;
-        for hit in self.searcher.find_overlapping_iter(texts.joined()) {
-            // Matches come by their end, so their texts come in order.
-            if hit.end() > texts.range(text).end {
-                text = texts.text_at(hit.end());
-                text_start = texts.range(text).start;
+        let dfa = &self.searcher;
+        let haystack = texts.joined().as_bytes();
+        // The DFA is walked here, a byte at a time, rather than through an iterator
+        // that stores its state in memory at every byte: an error holds a couple of
+        // wordings in a few hundred bytes, so the walk is nearly all the cost.
+        let mut state = dfa
+            .start_state(Anchored::No)
+            .expect("the DFA is unanchored");
+        for (at, byte) in haystack.iter().enumerate() {
+            state = dfa.next_state(Anchored::No, state, *byte);
+            if dfa.is_special(state) {
+                self.record(&mut scan, state, at + 1, texts);
             }
-            let pattern = hit.pattern().as_usize();
-            scan.found[pattern / 64] |= 1 << (pattern % 64);
-            scan.hits.push(Hit {
-                pattern: pattern as u16,
-                text,
-                start: hit.start() - text_start,
-                end: hit.end() - text_start,
-            });
         }
         scan.hits
             .sort_unstable_by_key(|hit| (hit.pattern, hit.text, hit.start));
         scan
+    }
+
+    /// Records the wordings that end at `end` of the joined texts, where the walk
+    /// reached `state`. Apart from the walk, which it would otherwise crowd out of
+    /// registers.
+    #[inline(never)]
+    fn record(&self, scan: &mut Scan, state: StateID, end: usize, texts: &SearchTexts) {
+        let dfa = &self.searcher;
+        if !dfa.is_match(state) {
+            return;
+        }
+        let text = texts.text_at(end);
+        let text_start = texts.range(text).start;
+        for index in 0..dfa.match_len(state) {
+            let pattern = dfa.match_pattern(state, index);
+            let id = pattern.as_usize();
+            scan.found[id / 64] |= 1 << (id % 64);
+            scan.hits.push(Hit {
+                pattern: id as u16,
+                text,
+                start: end - dfa.pattern_len(pattern) - text_start,
+                end: end - text_start,
+            });
+        }
     }
 }
 
