@@ -635,11 +635,13 @@ fn repr_string_as_json(text: &str, mut at: usize, quote: u8, json: &mut String) 
 /// per text (each call costs hundreds of instructions before it reads a byte).
 #[derive(Debug, Default)]
 pub(crate) struct SearchTexts {
-    /// The collapsed texts, each followed by [`SEPARATOR`].
-    plain: String,
-    /// `plain`, ASCII-lowercased.
-    lower: String,
-    /// Where each text ends in both (its separator follows).
+    /// The collapsed texts, each followed by [`SEPARATOR`], then the same again,
+    /// ASCII-lowercased, from `lower_from`: one allocation for both.
+    buffer: String,
+    /// Where the lowercased copy starts in `buffer`.
+    lower_from: usize,
+    /// Where each text ends in either copy, from the copy's start (its separator
+    /// follows).
     ends: SmallVec<[usize; 4]>,
 }
 
@@ -651,26 +653,32 @@ pub(crate) const SEPARATOR: char = '\n';
 
 impl SearchTexts {
     pub fn new<'t>(texts: impl Iterator<Item = &'t str> + Clone) -> Self {
-        let capacity = texts.clone().map(|text| text.len() + 1).sum();
-        let mut plain = String::with_capacity(capacity);
+        let length: usize = texts.clone().map(|text| text.len() + 1).sum();
+        let mut buffer = String::with_capacity(2 * length);
         let mut ends = SmallVec::new();
         for text in texts {
             if needs_collapsing(text) {
-                collapse_white_space_into(text, &mut plain);
+                collapse_white_space_into(text, &mut buffer);
             } else {
-                plain.push_str(text);
+                buffer.push_str(text);
             }
-            ends.push(plain.len());
-            plain.push(SEPARATOR);
+            ends.push(buffer.len());
+            buffer.push(SEPARATOR);
         }
-        let lower = plain.to_ascii_lowercase();
-        Self { plain, lower, ends }
+        let lower_from = buffer.len();
+        buffer.extend_from_within(..lower_from);
+        buffer[lower_from..].make_ascii_lowercase();
+        Self {
+            buffer,
+            lower_from,
+            ends,
+        }
     }
 
     /// Every text, lowercased, joined: search this once for all texts, then find a
     /// match's text with [`SearchTexts::text_at`].
     pub fn joined(&self) -> &str {
-        &self.lower
+        &self.buffer[self.lower_from..]
     }
 
     /// How many texts there are.
@@ -695,12 +703,12 @@ impl SearchTexts {
 
     /// Text `index`, lowercased.
     pub fn lower(&self, index: usize) -> &str {
-        &self.lower[self.range(index)]
+        &self.joined()[self.range(index)]
     }
 
     /// Text `index`, collapsed, in its own case.
     pub fn plain(&self, index: usize) -> &str {
-        &self.plain[self.range(index)]
+        &self.buffer[self.range(index)]
     }
 
     /// Every text, lowercased, in order.
