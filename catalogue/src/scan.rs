@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind};
+use smallvec::SmallVec;
 
 use crate::facts::{SEPARATOR, SearchTexts};
 use crate::family::Family;
@@ -157,7 +158,8 @@ pub(crate) struct Hit {
 #[derive(Debug, Default)]
 pub(crate) struct Scan {
     found: [u64; MAX_WORDINGS / 64],
-    hits: Vec<Hit>,
+    /// Every occurrence found; an error's texts hold a few, kept inline.
+    hits: SmallVec<[Hit; 8]>,
 }
 
 impl Scan {
