@@ -660,7 +660,7 @@ fn read_words(
     status: Option<u16>,
 ) -> Option<Verdict> {
     let scan = facts.scan();
-    let mut holding: Vec<&'static Rule> = candidates
+    let mut holding: SmallVec<[&'static Rule; 4]> = candidates
         .iter()
         .map(|index| &words[usize::from(*index)])
         .filter(|words| words.holds(facts, scan, status))
@@ -756,8 +756,8 @@ impl WordsRule {
     /// limit"): the words name what the failure is not.
     fn denied(&self, facts: &Facts, scan: &Scan) -> bool {
         let texts = facts.search_texts();
-        let stated: Vec<&Hit> = scan.hits_of(&self.stated).collect();
-        let denied: Vec<&Hit> = stated
+        let stated: SmallVec<[&Hit; 8]> = scan.hits_of(&self.stated).collect();
+        let denied: SmallVec<[&Hit; 8]> = stated
             .iter()
             .copied()
             .filter(|hit| denial_before(texts.lower(hit.text), hit.start))
