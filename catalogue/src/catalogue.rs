@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 
 use crate::CATALOGUE_VERSION;
 use crate::evidence::Evidence;
-use crate::facts::Facts;
+use crate::facts::{Facts, SEPARATOR};
 use crate::family::Family;
 use crate::hints::{HintInputs, select_hint};
 use crate::output::CatalogueClassification;
@@ -306,11 +306,7 @@ impl Catalogue {
             SemanticCode::RateLimited | SemanticCode::QuotaExhausted | SemanticCode::UsageLimited
         );
         // The zone the evidence names, else the one the family prints its times in.
-        let time_zone = evidence
-            .time_zone
-            .as_deref()
-            .or(family.default_time_zone())
-            .and_then(crate::wall_clock::time_zone);
+        let time_zone = evidence.time_zone.as_deref().or(family.default_time_zone());
         let hint = select_hint(&HintInputs {
             headers: &evidence.headers,
             facts,
@@ -318,7 +314,7 @@ impl Catalogue {
             text_waits: code.class() != Class::Outside,
             limit_code,
             observed_at_ms,
-            time_zone: time_zone.as_ref(),
+            time_zone,
         });
         let mut classification = Classification::new(code, verdict.confidence);
         classification.retry_after_ms = hint.retry_after_ms;
@@ -409,6 +405,12 @@ impl CompiledFamily {
         assert!(
             needle_texts.len() <= MAX_NEEDLES,
             "too many message fragments"
+        );
+        assert!(
+            !needle_texts
+                .iter()
+                .any(|fragment| fragment.contains(SEPARATOR)),
+            "no fragment holds the texts' separator"
         );
         // Fragments are lowercase and texts are searched lowercased. A contiguous NFA
         // finds the same matches as a DFA in a fraction of the memory (sixteen
@@ -543,13 +545,13 @@ impl CompiledFamily {
         // leftmost-longest match wins: a fragment inside a longer one of the same group
         // would be hidden, and a test refuses those (`no_fragment_hides_another`). Two
         // fragments that overlap end to start ("free-models-per-day" and "day limit")
-        // are found apart but not run together.
+        // are found apart but not run together. Each searcher reads the texts joined,
+        // once: no fragment holds their separator, so each text's matches are its own.
+        let joined = facts.search_texts().joined();
         for (needles, first_id) in &self.needles {
-            for lower in facts.lowercase_texts() {
-                for hit in needles.find_iter(lower.as_str()) {
-                    // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
-                    found.insert((first_id + hit.pattern().as_usize()) as u16);
-                }
+            for hit in needles.find_iter(joined) {
+                // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
+                found.insert((first_id + hit.pattern().as_usize()) as u16);
             }
         }
         // Candidates: rules whose index key is present. Their other conditions are
@@ -626,15 +628,13 @@ impl CompiledFamily {
             && rule.predicate.is_none_or(|predicate| match predicate {
                 Predicate::RequestedOverLimit => facts
                     .lowercase_texts()
-                    .iter()
-                    .any(|lower| requested_over_limit(lower)),
+                    .any(requested_over_limit),
                 Predicate::LongWaitOnQuota => {
                     facts
                         .stated_wait_ms
                         .is_some_and(|wait| wait >= LONG_WAIT_MS)
                         && facts
                             .lowercase_texts()
-                            .iter()
                             .any(|lower| QUOTA_WORDS.is_match(lower))
                 }
                 Predicate::WindowRejected => facts.window_rejected,
@@ -660,7 +660,7 @@ fn read_words(
     status: Option<u16>,
 ) -> Option<Verdict> {
     let scan = facts.scan();
-    let mut holding: Vec<&'static Rule> = candidates
+    let mut holding: SmallVec<[&'static Rule; 4]> = candidates
         .iter()
         .map(|index| &words[usize::from(*index)])
         .filter(|words| words.holds(facts, scan, status))
@@ -755,12 +755,12 @@ impl WordsRule {
     /// Whether every wording that states its meaning is denied ("not your usage
     /// limit"): the words name what the failure is not.
     fn denied(&self, facts: &Facts, scan: &Scan) -> bool {
-        let texts = facts.lowercase_texts();
-        let stated: Vec<&Hit> = scan.hits_of(&self.stated).collect();
-        let denied: Vec<&Hit> = stated
+        let texts = facts.search_texts();
+        let stated: SmallVec<[&Hit; 8]> = scan.hits_of(&self.stated).collect();
+        let denied: SmallVec<[&Hit; 8]> = stated
             .iter()
             .copied()
-            .filter(|hit| denial_before(&texts[hit.text], hit.start))
+            .filter(|hit| denial_before(texts.lower(hit.text), hit.start))
             .collect();
         // A wording inside or across a denied one is denied with it ("not reached
         // your usage limit": "usage limit" is not said on its own).
@@ -780,9 +780,9 @@ impl WordsRule {
         let Some((first, rest)) = self.text.split_first() else {
             return true;
         };
-        let texts = facts.lowercase_texts();
+        let texts = facts.search_texts();
         scan.hits(*first).iter().any(|hit| {
-            let lower = &texts[hit.text];
+            let lower = texts.lower(hit.text);
             let mut end = (hit.end + NEAR).min(lower.len());
             while !lower.is_char_boundary(end) {
                 end -= 1;

@@ -1,6 +1,11 @@
 //! The evidence a failed attempt leaves behind (SPEC 2.1), read leniently from JSON.
 
 use policy::evidence::{BodyText, HeaderValue, HttpStatus, LenientJson, PROVIDER_MAX_CHARS};
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// What a failed attempt left behind: the input of the catalogue (SPEC 2.1).
@@ -247,13 +252,10 @@ impl Evidence {
     /// assert_eq!(evidence.observed_at_ms, Some(1_796_004_000_000));
     /// ```
     pub fn from_json_line(line: &str) -> Result<Self, EvidenceError> {
-        let value: Value = serde_json::from_str(line)
+        let line: Line = serde_json::from_str(line)
             .map_err(|error| EvidenceError::NotJson(error.to_string()))?;
-        match value {
-            // The parsed line is ours: its texts move into the evidence uncopied.
-            Value::Object(object) => Self::from_object(object),
-            _ => Err(EvidenceError::NotAnObject),
-        }
+        // The parsed fields are ours: their texts move into the evidence uncopied.
+        Self::from_fields(line.0.ok_or(EvidenceError::NotAnObject)?)
     }
 
     /// Reads evidence from an already parsed JSON value (e.g. a request body).
@@ -265,13 +267,13 @@ impl Evidence {
     /// ```
     pub fn from_json_value(value: &Value) -> Result<Self, EvidenceError> {
         let object = value.as_object().ok_or(EvidenceError::NotAnObject)?;
-        Self::from_object(object.clone())
+        Self::from_fields(Fields::of(object))
     }
 
     /// Reads the fields in SPEC 2.1's order, so the first error is the same
     /// whichever way the object came.
-    fn from_object(mut object: Map<String, Value>) -> Result<Self, EvidenceError> {
-        let provider = match object.get("provider") {
+    fn from_fields(fields: Fields) -> Result<Self, EvidenceError> {
+        let provider = match &fields.provider {
             Some(Value::String(name)) if name.chars().count() > PROVIDER_MAX_CHARS => {
                 return Err(EvidenceError::WrongType {
                     field: "provider",
@@ -289,13 +291,13 @@ impl Evidence {
                 });
             }
         };
-        let status = read_status(object.remove("status"))?;
-        let headers = read_headers(object.remove("headers"))?;
-        let body = read_body(object.remove("body"))?;
-        let output = take_text(&mut object, "output")?;
+        let status = read_status(fields.status)?;
+        let headers = read_headers(fields.headers)?;
+        let body = read_body(fields.body)?;
+        let output = take_text(fields.output, "output")?;
         let transport =
-            take_text(&mut object, "transport")?.map(|name| Transport::from_name(&name));
-        let time_zone = take_text(&mut object, "time_zone")?
+            take_text(fields.transport, "transport")?.map(|name| Transport::from_name(&name));
+        let time_zone = take_text(fields.time_zone, "time_zone")?
             .map(|name| match crate::wall_clock::time_zone(&name) {
                 Some(_) => Ok(name.trim().to_owned()),
                 None => Err(EvidenceError::TimeZone(crate::redact::safe_text(&name, 64))),
@@ -308,7 +310,7 @@ impl Evidence {
             body,
             output,
             transport,
-            observed_at_ms: read_observed_at(&object)?,
+            observed_at_ms: read_observed_at(fields.observed_at.as_ref())?,
             time_zone,
         })
     }
@@ -373,12 +375,9 @@ fn read_body(value: Option<Value>) -> Result<Option<String>, EvidenceError> {
     }
 }
 
-/// A text field, moved out of the object.
-fn take_text(
-    object: &mut Map<String, Value>,
-    field: &'static str,
-) -> Result<Option<String>, EvidenceError> {
-    match object.remove(field) {
+/// A text field, moved out of the evidence's fields.
+fn take_text(value: Option<Value>, field: &'static str) -> Result<Option<String>, EvidenceError> {
+    match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text)),
         Some(_) => Err(EvidenceError::WrongType {
@@ -389,8 +388,8 @@ fn take_text(
 }
 
 /// `observed_at`: an RFC 3339 time, as unix milliseconds.
-fn read_observed_at(object: &Map<String, Value>) -> Result<Option<i64>, EvidenceError> {
-    match object.get("observed_at") {
+fn read_observed_at(value: Option<&Value>) -> Result<Option<i64>, EvidenceError> {
+    match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => policy::rfc3339::read_millis(text)
             .map(Some)
@@ -402,9 +401,242 @@ fn read_observed_at(object: &Map<String, Value>) -> Result<Option<i64>, Evidence
     }
 }
 
+/// The fields of an evidence object the catalogue reads, each as given (absent when
+/// the object has no such key). What else the object holds is never kept.
+#[derive(Default)]
+struct Fields {
+    provider: Option<Value>,
+    status: Option<Value>,
+    headers: Option<Value>,
+    body: Option<Value>,
+    output: Option<Value>,
+    transport: Option<Value>,
+    time_zone: Option<Value>,
+    observed_at: Option<Value>,
+}
+
+impl Fields {
+    /// The fields of a parsed object (copies of them: the object stays the caller's).
+    fn of(object: &Map<String, Value>) -> Self {
+        let field = |name: &str| object.get(name).cloned();
+        Self {
+            provider: field("provider"),
+            status: field("status"),
+            headers: field("headers"),
+            body: field("body"),
+            output: field("output"),
+            transport: field("transport"),
+            time_zone: field("time_zone"),
+            observed_at: field("observed_at"),
+        }
+    }
+
+    /// Where the value of the key `name` goes, or `None` for a key the catalogue does
+    /// not read.
+    fn slot(&mut self, name: &str) -> Option<&mut Option<Value>> {
+        Some(match name {
+            "provider" => &mut self.provider,
+            "status" => &mut self.status,
+            "headers" => &mut self.headers,
+            "body" => &mut self.body,
+            "output" => &mut self.output,
+            "transport" => &mut self.transport,
+            "time_zone" => &mut self.time_zone,
+            "observed_at" => &mut self.observed_at,
+            _ => return None,
+        })
+    }
+}
+
+/// One evidence line, parsed straight into its [`Fields`] (`None` when the line is
+/// JSON but no object), with no map built for the object and no value kept of a key
+/// the catalogue does not read. Every value is still parsed as `serde_json::Value`
+/// parses it (numbers to their range, strings to their escapes), so a line that is
+/// not JSON fails with the same message, and a key given twice counts its last value,
+/// as in a parsed map.
+struct Line(Option<Fields>);
+
+impl<'de> Deserialize<'de> for Line {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LineVisitor)
+    }
+}
+
+struct LineVisitor;
+
+impl<'de> Visitor<'de> for LineVisitor {
+    type Value = Line;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Line, A::Error> {
+        let mut fields = Fields::default();
+        while let Some(Key(name)) = map.next_key::<Key>()? {
+            match fields.slot(&name) {
+                Some(slot) => *slot = Some(map.next_value()?),
+                None => map.next_value::<Skipped>().map(drop)?,
+            }
+        }
+        Ok(Line(Some(fields)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Line, A::Error> {
+        while seq.next_element::<Skipped>()?.is_some() {}
+        Ok(Line(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Line, E> {
+        Ok(Line(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Line, E> {
+        Ok(Line(None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Line, E> {
+        Ok(Line(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Line, E> {
+        Ok(Line(None))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Line, E> {
+        Ok(Line(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Line, E> {
+        Ok(Line(None))
+    }
+}
+
+/// A key of the evidence object, borrowed from the line unless it holds escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(key)))
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(key.to_owned())))
+    }
+}
+
+/// A value the catalogue does not read: parsed as a `Value` would be, and dropped as
+/// it is read.
+struct Skipped;
+
+impl<'de> Deserialize<'de> for Skipped {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(SkippedVisitor)
+    }
+}
+
+struct SkippedVisitor;
+
+impl<'de> Visitor<'de> for SkippedVisitor {
+    type Value = Skipped;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skipped, A::Error> {
+        while map.next_entry::<Key, Skipped>()?.is_some() {}
+        Ok(Skipped)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skipped, A::Error> {
+        while seq.next_element::<Skipped>()?.is_some() {}
+        Ok(Skipped)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Skipped, E> {
+        Ok(Skipped)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Skipped, E> {
+        Ok(Skipped)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Skipped, E> {
+        Ok(Skipped)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Skipped, E> {
+        Ok(Skipped)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Skipped, E> {
+        Ok(Skipped)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Skipped, E> {
+        Ok(Skipped)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Evidence, EvidenceError, Transport};
+
+    /// The line reader skips what it does not read, yet answers as reading the line
+    /// into a `serde_json::Value` first would: the same errors, with the same messages,
+    /// for what is not JSON (a number out of range in an unknown field too), the last
+    /// value of a key given twice, and keys written with escapes.
+    #[test]
+    fn lines_read_as_a_parsed_value_reads() {
+        let through_value = |line: &str| -> Result<Evidence, EvidenceError> {
+            let value: serde_json::Value = serde_json::from_str(line)
+                .map_err(|error| EvidenceError::NotJson(error.to_string()))?;
+            Evidence::from_json_value(&value)
+        };
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let lines = [
+            r#"{"provider":"openai","status":429}"#,
+            r#"{"provider":"openai","status":429,"status":"503"}"#,
+            r#"{"provider":"openai","provider":7}"#,
+            r#"{"pro\u0076ider":"openai","body":{"error":{"message":"x"}},"extra":[1,{"a":null}]}"#,
+            r#"{"provider":"openai","extra":1e400}"#,
+            r#"{"provider":"openai","extra":"\ud800"}"#,
+            r#"{"provider":"openai","extra":{"k":[1,2,}}"#,
+            r#"{"provider":"openai"} trailing"#,
+            r#"{"provider":"openai""#,
+            r#"[1,2,3]"#,
+            r#"[1,2,"#,
+            r#""text""#,
+            r#"12"#,
+            r#"null"#,
+            r#""#,
+            r#"{"provider":"anthropic","headers":{"Retry-After":20,"x":null},"output":"o","transport":"tls","time_zone":"Europe/Berlin","observed_at":"2026-11-30T02:00:00Z"}"#,
+            r#"{"provider":"anthropic","observed_at":5}"#,
+            &deep,
+        ];
+        for line in lines {
+            assert_eq!(
+                Evidence::from_json_line(line),
+                through_value(line),
+                "{line}"
+            );
+        }
+    }
 
     /// (line, expected result) rows: the lenient reader and its input errors.
     #[test]

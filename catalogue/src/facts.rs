@@ -55,13 +55,10 @@ pub(crate) struct Facts<'a> {
     pub html_title: Option<Option<String>>,
     /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
     pub upstream: Option<Upstream>,
-    /// [`Facts::texts`] ASCII-lowercased, made on first use (once the facts are read:
-    /// texts added later would not show in it).
-    lowercase_texts: OnceCell<SmallVec<[String; 2]>>,
-    /// Per text of [`Facts::texts`]: its white space collapsed, when it had runs to
-    /// collapse.
-    collapsed_texts: OnceCell<SmallVec<[Option<String>; 2]>>,
-    /// The wordings [`Facts::lowercase_texts`] hold, found on first use.
+    /// [`Facts::texts`] as the searchers read them, made on first use (once the facts
+    /// are read: texts added later would not show in it).
+    search_texts: OnceCell<SearchTexts>,
+    /// The wordings [`Facts::search_texts`] hold, found on first use.
     scan: OnceCell<crate::scan::Scan>,
 }
 
@@ -130,7 +127,7 @@ impl<'a> Facts<'a> {
 
     /// Every text the catalogue may search: messages, then output, then the title of
     /// an HTML error page ("api.anthropic.com | 524: A timeout occurred").
-    pub fn texts(&self) -> impl Iterator<Item = &str> + use<'_> {
+    pub fn texts(&self) -> impl Iterator<Item = &str> + Clone + use<'_> {
         self.messages
             .iter()
             .map(|message| message.as_ref())
@@ -144,33 +141,30 @@ impl<'a> Facts<'a> {
         self.output.is_some() && index == self.messages.len()
     }
 
+    /// Every text of [`Facts::texts`], white space collapsed and lowercased, in one
+    /// buffer: see [`SearchTexts`].
+    pub fn search_texts(&self) -> &SearchTexts {
+        self.search_texts
+            .get_or_init(|| SearchTexts::new(self.texts()))
+    }
+
     /// Every text of [`Facts::texts`], in the same order, with each run of white space
     /// made one space: a message wrapped across lines ("Please try again\n    in 12s",
-    /// "Rate\nlimit") reads as it was written. Only texts that need it are copied.
+    /// "Rate\nlimit") reads as it was written.
     pub fn plain_texts(&self) -> impl Iterator<Item = &str> + use<'_> {
-        let collapsed = self.collapsed_texts.get_or_init(|| {
-            self.texts()
-                .map(|text| needs_collapsing(text).then(|| collapse_white_space(text)))
-                .collect()
-        });
-        self.texts()
-            .zip(collapsed.iter())
-            .map(|(text, collapsed)| collapsed.as_deref().unwrap_or(text))
+        self.search_texts().plain_texts()
     }
 
     /// Every text of [`Facts::plain_texts`], in the same order, ASCII-lowercased (so
-    /// byte offsets stay the same), made once: fragments and phrases are lowercase, and
-    /// searching lowercased text case-sensitively lets the searchers use their fast
-    /// prefilters.
-    pub fn lowercase_texts(&self) -> &[String] {
-        self.lowercase_texts
-            .get_or_init(|| self.plain_texts().map(str::to_ascii_lowercase).collect())
+    /// byte offsets stay the same).
+    pub fn lowercase_texts(&self) -> impl Iterator<Item = &str> + use<'_> {
+        self.search_texts().lowercase_texts()
     }
 
     /// Every wording of the one pass (`scan`) these texts hold, found once.
     pub fn scan(&self) -> &crate::scan::Scan {
         self.scan
-            .get_or_init(|| crate::scan::WORDINGS.scan(self.lowercase_texts()))
+            .get_or_init(|| crate::scan::WORDINGS.scan(self.search_texts()))
     }
 
     fn read_body(&mut self, body: &'a str, quoted_status: &mut Option<u16>, depth: u8) {
@@ -214,11 +208,13 @@ impl<'a> Facts<'a> {
             }
             // A Python SDK's repr of the body (`Error code: 429 - {'error': {...}}`).
             if let Some(json) = python_repr_as_json(&output[start..])
-                && parse_body(&json).is_some_and(|wire| wire.holds_error())
+                && let Some(mut wire) = parse_body(&json).filter(WireBody::holds_error)
             {
+                // The repr's JSON starts with its bracket and holds no event stream:
+                // read as a body, it is this one value, read once.
                 let mut nested = Facts::default();
                 let mut nested_status = None;
-                nested.read_body(&json, &mut nested_status, 1);
+                nested.read_wire(&mut wire, &mut nested_status, 1);
                 if !nested.types.is_empty()
                     || !nested.codes.is_empty()
                     || !nested.messages.is_empty()
@@ -513,8 +509,7 @@ impl<'a> Facts<'a> {
             window_rejected: self.window_rejected,
             html_title: self.html_title,
             upstream: self.upstream,
-            lowercase_texts: OnceCell::new(),
-            collapsed_texts: OnceCell::new(),
+            search_texts: OnceCell::new(),
             scan: OnceCell::new(),
         }
     }
@@ -533,91 +528,242 @@ fn python_repr_as_json(text: &str) -> Option<String> {
     {
         return None;
     }
+    // Every byte the conversion acts on is ASCII: the rest is copied in whole runs, cut
+    // only where an ASCII byte stands, so always on a character boundary.
+    let bytes = text.as_bytes();
     let mut json = String::with_capacity(text.len() + 16);
     let mut depth = 0_usize;
-    let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        match c {
-            '{' | '[' => {
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            open @ (b'{' | b'[') => {
                 depth += 1;
-                json.push(c);
+                json.push(char::from(open));
+                at += 1;
             }
-            '}' | ']' => {
+            close @ (b'}' | b']') => {
                 depth = depth.checked_sub(1)?;
-                json.push(c);
+                json.push(char::from(close));
                 if depth == 0 {
                     return Some(json);
                 }
+                at += 1;
             }
-            '\'' | '"' => {
-                json.push('"');
-                let quote = c;
-                loop {
-                    let (_, c) = chars.next()?;
-                    match c {
-                        '\\' => {
-                            let (_, escaped) = chars.next()?;
-                            match escaped {
-                                '\'' => json.push('\''),
-                                '"' => json.push_str("\\\""),
-                                'n' | 't' | 'r' | '\\' | '/' | 'b' | 'f' | 'u' => {
-                                    json.push('\\');
-                                    json.push(escaped);
-                                }
-                                other => json.push(other),
-                            }
-                        }
-                        c if c == quote => break,
-                        '"' => json.push_str("\\\""),
-                        c if c.is_control() => json.push(' '),
-                        c => json.push(c),
-                    }
-                }
-                json.push('"');
-            }
-            c if c.is_ascii_alphabetic() => {
+            quote @ (b'\'' | b'"') => at = repr_string_as_json(text, at + 1, quote, &mut json)?,
+            letter if letter.is_ascii_alphabetic() => {
                 let rest = &text[at..];
                 let word_end = rest
                     .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .unwrap_or(rest.len());
-                let word = match &rest[..word_end] {
+                json.push_str(match &rest[..word_end] {
                     "True" => "true",
                     "False" => "false",
                     "None" => "null",
                     _ => return None,
-                };
-                json.push_str(word);
-                for _ in 1..word_end {
-                    chars.next();
-                }
+                });
+                at += word_end;
             }
-            c => json.push(c),
+            _ => {
+                // Numbers, white space, commas and colons, as they are.
+                let run = bytes[at..]
+                    .iter()
+                    .position(|byte| {
+                        matches!(byte, b'{' | b'[' | b'}' | b']' | b'\'' | b'"')
+                            || byte.is_ascii_alphabetic()
+                    })
+                    .map_or(bytes.len(), |length| at + length);
+                json.push_str(&text[at..run]);
+                at = run;
+            }
         }
     }
     None
 }
 
-/// Whether `text` has white space other than single spaces.
-fn needs_collapsing(text: &str) -> bool {
+/// Appends the repr string that starts at byte `at` of `text` (just after its opening
+/// `quote`) to `json` as a JSON string, and answers where the repr goes on after its
+/// closing quote; `None` when it is not closed. Escapes JSON knows are kept, `\'`
+/// loses its backslash, an escape JSON does not know is its character, a double quote
+/// is escaped and a control character is a space.
+fn repr_string_as_json(text: &str, mut at: usize, quote: u8, json: &mut String) -> Option<usize> {
     let bytes = text.as_bytes();
-    memchr::memchr3(b'\n', b'\r', b'\t', bytes).is_some()
-        || memchr::memmem::find(bytes, b"  ").is_some()
+    json.push('"');
+    loop {
+        // What needs no change is copied in one run: up to a backslash, a quote or a
+        // byte that may start a control character (C1 controls start with 0xC2).
+        let run = bytes[at..]
+            .iter()
+            .position(|byte| {
+                matches!(byte, b'\\' | b'\'' | b'"' | 0xC2) || *byte < 0x20 || *byte == 0x7f
+            })
+            .map(|length| at + length)?;
+        json.push_str(&text[at..run]);
+        at = run;
+        let character = text[at..].chars().next()?;
+        at += character.len_utf8();
+        match character {
+            '\\' => {
+                let escaped = text[at..].chars().next()?;
+                at += escaped.len_utf8();
+                match escaped {
+                    '\'' => json.push('\''),
+                    '"' => json.push_str("\\\""),
+                    'n' | 't' | 'r' | '\\' | '/' | 'b' | 'f' | 'u' => {
+                        json.push('\\');
+                        json.push(escaped);
+                    }
+                    other => json.push(other),
+                }
+            }
+            c if c == char::from(quote) => break,
+            '"' => json.push_str("\\\""),
+            c if c.is_control() => json.push(' '),
+            c => json.push(c),
+        }
+    }
+    json.push('"');
+    Some(at)
 }
 
-/// `text` with every run of ASCII white space made one space, and none at either end.
-fn collapse_white_space(text: &str) -> String {
-    let mut collapsed = String::with_capacity(text.len());
-    for (index, word) in text
-        .split(|c: char| c.is_ascii_whitespace())
-        .filter(|word| !word.is_empty())
-        .enumerate()
-    {
-        if index > 0 {
-            collapsed.push(' ');
+/// The texts of one piece of evidence as the searchers read them, made once: each
+/// text's runs of white space made one space where it has any other than single spaces
+/// (a message wrapped across lines, "Please try again\n    in 12s", reads as it was
+/// written), then the texts joined, each followed by [`SEPARATOR`], and the whole
+/// ASCII-lowercased (byte offsets stay the same). Fragments and phrases are lowercase:
+/// searching the lowercased copy case-sensitively lets the searchers use their fast
+/// prefilters, and searching all texts at once costs each searcher one call, not one
+/// per text (each call costs hundreds of instructions before it reads a byte).
+#[derive(Debug, Default)]
+pub(crate) struct SearchTexts {
+    /// The collapsed texts, each followed by [`SEPARATOR`], then the same again,
+    /// ASCII-lowercased, from `lower_from`: one allocation for both.
+    buffer: String,
+    /// Where the lowercased copy starts in `buffer`.
+    lower_from: usize,
+    /// Where each text ends in either copy, from the copy's start (its separator
+    /// follows).
+    ends: SmallVec<[usize; 4]>,
+}
+
+/// What follows each text in [`SearchTexts`]: no collapsed text holds it, and no
+/// fragment, wording or phrase the catalogue searches for does (their compilers check),
+/// so no match runs across two texts, and each text's matches are what searching it
+/// alone would find.
+pub(crate) const SEPARATOR: char = '\n';
+
+impl SearchTexts {
+    pub fn new<'t>(texts: impl Iterator<Item = &'t str> + Clone) -> Self {
+        let length: usize = texts.clone().map(|text| text.len() + 1).sum();
+        let mut buffer = String::with_capacity(2 * length);
+        let mut ends = SmallVec::new();
+        for text in texts {
+            if needs_collapsing(text) {
+                collapse_white_space_into(text, &mut buffer);
+            } else {
+                buffer.push_str(text);
+            }
+            ends.push(buffer.len());
+            buffer.push(SEPARATOR);
         }
-        collapsed.push_str(word);
+        let lower_from = buffer.len();
+        buffer.extend_from_within(..lower_from);
+        buffer[lower_from..].make_ascii_lowercase();
+        Self {
+            buffer,
+            lower_from,
+            ends,
+        }
     }
-    collapsed
+
+    /// Every text, lowercased, joined: search this once for all texts, then find a
+    /// match's text with [`SearchTexts::text_at`].
+    pub fn joined(&self) -> &str {
+        &self.buffer[self.lower_from..]
+    }
+
+    /// How many texts there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The byte range of text `index` in [`SearchTexts::joined`].
+    pub fn range(&self, index: usize) -> std::ops::Range<usize> {
+        let start = match index {
+            0 => 0,
+            _ => self.ends[index - 1] + SEPARATOR.len_utf8(),
+        };
+        start..self.ends[index]
+    }
+
+    /// The index of the text that holds byte `offset` of [`SearchTexts::joined`] (or
+    /// the separator after it).
+    pub fn text_at(&self, offset: usize) -> usize {
+        self.ends.partition_point(|end| *end < offset)
+    }
+
+    /// Text `index`, lowercased.
+    pub fn lower(&self, index: usize) -> &str {
+        &self.joined()[self.range(index)]
+    }
+
+    /// Text `index`, collapsed, in its own case.
+    pub fn plain(&self, index: usize) -> &str {
+        &self.buffer[self.range(index)]
+    }
+
+    /// Every text, lowercased, in order.
+    pub fn lowercase_texts(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).map(|index| self.lower(index))
+    }
+
+    /// Every text, collapsed, in its own case, in order.
+    pub fn plain_texts(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).map(|index| self.plain(index))
+    }
+}
+
+/// Whether `text` has white space other than single spaces.
+fn needs_collapsing(text: &str) -> bool {
+    // One searcher built once: building one per text costs more than the search.
+    static DOUBLE_SPACE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("  "));
+    let bytes = text.as_bytes();
+    memchr::memchr3(b'\n', b'\r', b'\t', bytes).is_some() || DOUBLE_SPACE.find(bytes).is_some()
+}
+
+/// Appends `text` with every run of ASCII white space made one space, and none at
+/// either end. White space is ASCII, so the bytes are read without decoding
+/// characters, and what lies between runs other than a single space is copied whole
+/// (a line, not a word at a time).
+fn collapse_white_space_into(text: &str, into: &mut String) {
+    let bytes = text.as_bytes();
+    let mut at = bytes
+        .iter()
+        .position(|byte| !byte.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    // The start of what is yet to be copied.
+    let mut from = at;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_whitespace() {
+            at += 1;
+            continue;
+        }
+        let run = at;
+        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if at == bytes.len() {
+            // White space at the end goes.
+            into.push_str(&text[from..run]);
+            return;
+        }
+        if at - run > 1 || bytes[run] != b' ' {
+            into.push_str(&text[from..run]);
+            into.push(' ');
+            from = at;
+        }
+    }
+    into.push_str(&text[from..]);
 }
 
 /// A 3-digit HTTP error status written as text (`"429"`, `"400"`): 400 to 599. Other
@@ -787,6 +933,26 @@ mod tests {
                 .iter()
                 .any(|message| message.starts_with("litellm.RateLimitError"))
         );
+    }
+
+    /// Collapsing copies what lies between runs whole: the same text as joining the
+    /// words with single spaces.
+    #[test]
+    fn white_space_collapses_to_single_spaces() {
+        for text in [
+            "",
+            "   ",
+            "a",
+            " a ",
+            "\n\tRate\nlimit  reached,\r\n  try again\x0c in 12s \t",
+            "one two  three\u{a0}four\n",
+            "é\n\né é",
+        ] {
+            let words: Vec<&str> = text.split_ascii_whitespace().collect();
+            let mut collapsed = String::new();
+            super::collapse_white_space_into(text, &mut collapsed);
+            assert_eq!(collapsed, words.join(" "), "{text:?}");
+        }
     }
 
     #[test]

@@ -105,8 +105,9 @@ pub(crate) struct HintInputs<'a, 'b> {
     pub text_waits: bool,
     pub limit_code: bool,
     pub observed_at_ms: i64,
-    /// The zone of the process that printed the output (evidence `time_zone`).
-    pub time_zone: Option<&'a TimeZone>,
+    /// The name of the zone of the process that printed the output (evidence
+    /// `time_zone`), looked up only when a wall-clock reset is read.
+    pub time_zone: Option<&'a str>,
 }
 
 struct Collector {
@@ -252,9 +253,15 @@ fn body_hints(inputs: &HintInputs, collector: &mut Collector, stated: &mut Vec<H
         let unix_ms = epoch_ms(resets_at);
         stated.extend(collector.absolute("resets_at", resets_at, unix_ms));
     }
+    // The time-zone database is asked only for a wall-clock reset.
+    let time_zone = inputs
+        .message_hints
+        .contains(&MessageHint::WallClock)
+        .then(|| inputs.time_zone.and_then(wall_clock::time_zone))
+        .flatten();
     for kind in inputs.message_hints {
         for (text, lower) in facts.plain_texts().zip(facts.lowercase_texts()) {
-            if let Some(hint) = message_hint(*kind, text, lower, inputs.time_zone, collector) {
+            if let Some(hint) = message_hint(*kind, text, lower, time_zone.as_ref(), collector) {
                 stated.push(hint);
                 break;
             }
@@ -426,54 +433,58 @@ pub(crate) struct TextWait {
     pub milliseconds: u64,
 }
 
-/// The wait each text of the facts states, in [`Facts::texts`] order.
+/// The wait each text of the facts states, in [`Facts::texts`] order: the phrases are
+/// searched once, over the texts joined (no phrase holds their separator), and each
+/// text's wait is the first of its phrases followed by a duration.
 pub(crate) fn text_waits(facts: &Facts) -> SmallVec<[Option<TextWait>; 2]> {
-    facts
-        .plain_texts()
-        .zip(facts.lowercase_texts())
-        .enumerate()
-        .map(|(index, (text, lower))| text_wait(text, lower, facts.is_output(index)))
-        .collect()
+    let texts = facts.search_texts();
+    let mut waits: SmallVec<[Option<TextWait>; 2]> = SmallVec::from_elem(None, texts.len());
+    for phrase in WAIT_PHRASES.find_iter(texts.joined()) {
+        let index = texts.text_at(phrase.start());
+        if waits[index].is_some() {
+            continue;
+        }
+        let start = texts.range(index).start;
+        waits[index] = text_wait(
+            texts.plain(index),
+            texts.lower(index),
+            phrase.start() - start..phrase.end() - start,
+            facts.is_output(index),
+        );
+    }
+    waits
 }
 
-/// A wait the text states ("Please try again in 6ms", "retry after 2 seconds", "try
-/// again in 5 days 22 hours"): the first phrase followed by a duration. In CLI output
-/// (`output`), which also carries the model's own words ("let me retry in 10
-/// minutes"), a wait counts only after words naming a failure ("Rate limit reached ...
-/// try again in 12s").
-fn text_wait(text: &str, lower: &str, is_output: bool) -> Option<TextWait> {
-    for phrase in WAIT_PHRASES.find_iter(lower) {
-        if is_output && !names_a_failure_before(lower, phrase.start()) {
-            continue;
-        }
-        let Some(after) = text.get(phrase.end()..) else {
-            continue;
-        };
-        let rest = after.trim_start();
-        let rest = ["about ", "approximately ", "~"]
-            .iter()
-            .find_map(|filler| rest.strip_prefix(filler))
-            .unwrap_or(rest);
-        let offset = text.len() - rest.len();
-        // `1.2s.`, `9m38.016s`, `5h59m59s.","type":...` (JSON around it): the duration
-        // is the run of digits, dots and unit letters.
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == 'µ'))
-            .unwrap_or(rest.len());
-        let token = rest[..end].trim_end_matches('.');
-        let found = match parse_go_duration_ms(token) {
-            Ok(milliseconds) => Some(more_duration_parts(rest, token.len(), milliseconds)),
-            Err(_) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
-                .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), milliseconds)),
-        };
-        if let Some((length, milliseconds)) = found {
-            return Some(TextWait {
-                shown: offset..offset + length,
-                milliseconds,
-            });
-        }
+/// The wait a text states after one of its phrases (at `phrase`) ("Please try again in
+/// 6ms", "retry after 2 seconds", "try again in 5 days 22 hours"): `None` unless a
+/// duration follows. In CLI output (`output`), which also carries the model's own
+/// words ("let me retry in 10 minutes"), a wait counts only after words naming a
+/// failure ("Rate limit reached ... try again in 12s").
+fn text_wait(text: &str, lower: &str, phrase: Range<usize>, is_output: bool) -> Option<TextWait> {
+    if is_output && !names_a_failure_before(lower, phrase.start) {
+        return None;
     }
-    None
+    let rest = text.get(phrase.end..)?.trim_start();
+    let rest = ["about ", "approximately ", "~"]
+        .iter()
+        .find_map(|filler| rest.strip_prefix(filler))
+        .unwrap_or(rest);
+    let offset = text.len() - rest.len();
+    // `1.2s.`, `9m38.016s`, `5h59m59s.","type":...` (JSON around it): the duration
+    // is the run of digits, dots and unit letters.
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == 'µ'))
+        .unwrap_or(rest.len());
+    let token = rest[..end].trim_end_matches('.');
+    let (length, milliseconds) = match parse_go_duration_ms(token) {
+        Ok(milliseconds) => more_duration_parts(rest, token.len(), milliseconds),
+        Err(_) => parse_spelled_duration_ms(crate::redact::prefix(rest, 60))
+            .map(|milliseconds| (crate::redact::prefix(rest, 40).len(), milliseconds))?,
+    };
+    Some(TextWait {
+        shown: offset..offset + length,
+        milliseconds,
+    })
 }
 
 /// A duration written in parts apart by spaces ("1m 4s", "2h 30m"): from the end
@@ -541,20 +552,24 @@ pub(crate) fn stated_wait_ms(headers: &Headers, waits: &[Option<TextWait>]) -> O
     from_headers.chain(from_text).max()
 }
 
-// The phrases a message states a wait after, lowercase; the searcher is built once.
+/// The phrases a message states a wait after, lowercase. None holds the separator of
+/// the joined texts they are searched in ([`text_waits`]; a test checks).
+const WAIT_PHRASE_WORDS: [&str; 7] = [
+    "try again in ",
+    "retry in ",
+    "retry after ",
+    "try again after ",
+    "please wait ",
+    // Cloud Code: "Your quota will reset after 51s."
+    "reset after ",
+    "resets in ",
+];
+
+// The wait phrases' searcher, built once.
 static WAIT_PHRASES: LazyLock<AhoCorasick> = LazyLock::new(|| {
     AhoCorasick::builder()
         .match_kind(MatchKind::LeftmostLongest)
-        .build([
-            "try again in ",
-            "retry in ",
-            "retry after ",
-            "try again after ",
-            "please wait ",
-            // Cloud Code: "Your quota will reset after 51s."
-            "reset after ",
-            "resets in ",
-        ])
+        .build(WAIT_PHRASE_WORDS)
         .expect("wait phrases are valid patterns")
 });
 /// Phrases a wall-clock reset follows, and whether the phrase promises a time (what
@@ -581,6 +596,15 @@ mod tests {
 
     const OBSERVED: i64 = 1_796_004_000_000; // 2026-11-30T02:00:00Z
 
+    /// The wait phrases are searched over the texts joined: none may hold the
+    /// separator, or a match could run from one text into the next.
+    #[test]
+    fn no_wait_phrase_holds_the_separator() {
+        for phrase in WAIT_PHRASE_WORDS {
+            assert!(!phrase.contains(crate::facts::SEPARATOR), "{phrase:?}");
+        }
+    }
+
     /// One row: headers, body, message hints, limit code -> (retry_after_ms, reset_at_ms,
     /// dropped reasons).
     fn check(
@@ -595,7 +619,6 @@ mod tests {
         }
         let mut facts = Facts::gather(Some(429), None, body, None);
         facts.text_waits = text_waits(&facts);
-        let berlin = wall_clock::time_zone("Europe/Berlin");
         let outcome = select_hint(&HintInputs {
             headers: &evidence.headers,
             facts: &facts,
@@ -605,8 +628,7 @@ mod tests {
             observed_at_ms: OBSERVED,
             time_zone: body
                 .is_some_and(|body| body.contains("(Berlin time)"))
-                .then_some(berlin.as_ref())
-                .flatten(),
+                .then_some("Europe/Berlin"),
         });
         let reasons: Vec<DropReason> = outcome.dropped.iter().map(|hint| hint.reason).collect();
         assert_eq!(

@@ -196,36 +196,47 @@ fn collapse_and_cut(text: &str, max_chars: usize) -> String {
     safe
 }
 
-/// [`collapse_and_cut`] for ASCII text, where every byte is a character: whole words
-/// are copied at once.
+/// [`collapse_and_cut`] for ASCII text, where every byte is a character: the words
+/// joined by single spaces, cut to `max_chars`, never ending with a space. What lies
+/// between runs of blanks other than a single space is copied whole (a line, not a
+/// word at a time), until the cut is reached.
 fn collapse_ascii(text: &str, max_chars: usize) -> String {
-    let mut safe = String::with_capacity(text.len().min(max_chars));
-    let mut characters = 0;
+    let mut safe = String::with_capacity(text.len().min(max_chars + 1));
     let bytes = text.as_bytes();
     let is_blank = |byte: u8| byte <= b' ' || byte == 0x7f;
-    let mut index = 0;
-    while index < bytes.len() && characters < max_chars {
-        if is_blank(bytes[index]) {
-            while index < bytes.len() && is_blank(bytes[index]) {
-                index += 1;
-            }
-            if index < bytes.len() && !safe.is_empty() {
-                if characters + 1 >= max_chars {
-                    break;
-                }
-                safe.push(' ');
-                characters += 1;
-            }
+    let mut at = bytes
+        .iter()
+        .position(|byte| !is_blank(*byte))
+        .unwrap_or(bytes.len());
+    // The start of what is yet to be copied.
+    let mut from = at;
+    while at < bytes.len() && safe.len() + (at - from) <= max_chars {
+        if !is_blank(bytes[at]) {
+            at += 1;
             continue;
         }
-        let start = index;
-        while index < bytes.len() && !is_blank(bytes[index]) {
-            index += 1;
+        let run = at;
+        while at < bytes.len() && is_blank(bytes[at]) {
+            at += 1;
         }
-        let taken = (index - start).min(max_chars - characters);
-        safe.push_str(&text[start..start + taken]);
-        characters += taken;
+        if at == bytes.len() {
+            // Blanks at the end go.
+            safe.push_str(&text[from..run]);
+            from = at;
+            break;
+        }
+        if at - run > 1 || bytes[run] != b' ' {
+            safe.push_str(&text[from..run]);
+            safe.push(' ');
+            from = at;
+        }
     }
+    let end = at.min(from + (max_chars + 1).saturating_sub(safe.len()));
+    safe.push_str(&text[from..end]);
+    // Past the cut goes, and a space the cut leaves at the end.
+    safe.truncate(max_chars);
+    let kept = safe.trim_end_matches(' ').len();
+    safe.truncate(kept);
     safe
 }
 

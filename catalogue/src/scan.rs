@@ -9,8 +9,12 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind};
+use smallvec::SmallVec;
 
+use crate::facts::{SEPARATOR, SearchTexts};
 use crate::family::Family;
 use crate::rules::{Rule, WORDS, tables_for};
 
@@ -19,7 +23,7 @@ const MAX_WORDINGS: usize = 64 * 32;
 
 /// The wordings and their searcher, built once.
 pub(crate) struct Wordings {
-    searcher: AhoCorasick,
+    searcher: DFA,
     ids: HashMap<&'static str, u16>,
 }
 
@@ -57,11 +61,17 @@ impl Wordings {
             rule.text.iter().chain(any).copied().for_each(&mut add);
         }
         assert!(patterns.len() <= MAX_WORDINGS, "too many wordings");
+        assert!(
+            !patterns.iter().any(|pattern| pattern.contains(SEPARATOR)),
+            "no wording holds the texts' separator"
+        );
         // Every occurrence of every wording, in one pass: a DFA, searched overlapping
         // (a wording inside a longer one is found too).
-        let searcher = AhoCorasickBuilder::new()
+        // Without a prefilter (most bytes start some wording, so it would stop at
+        // nearly every one), the only special states are those where wordings end.
+        let searcher = DFA::builder()
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
             .build(&patterns)
             .expect("wordings are valid patterns");
         Self { searcher, ids }
@@ -85,25 +95,52 @@ impl Wordings {
         wordings.iter().map(|wording| self.id(wording)).collect()
     }
 
-    /// Every wording found in `texts` (lowercased), with its place; the places sorted
-    /// by wording, then text, then start.
-    pub fn scan(&self, texts: &[String]) -> Scan {
+    /// Every wording found in `texts`, with its place; the places sorted by wording,
+    /// then text, then start. One pass over the texts joined: no wording holds the
+    /// separator, so none runs across two texts.
+    pub fn scan(&self, texts: &SearchTexts) -> Scan {
         let mut scan = Scan::default();
-        for (text, lower) in texts.iter().enumerate() {
-            for hit in self.searcher.find_overlapping_iter(lower.as_str()) {
-                let pattern = hit.pattern().as_usize();
-                scan.found[pattern / 64] |= 1 << (pattern % 64);
-                scan.hits.push(Hit {
-                    pattern: pattern as u16,
-                    text,
-                    start: hit.start(),
-                    end: hit.end(),
-                });
+        let dfa = &self.searcher;
+        let haystack = texts.joined().as_bytes();
+        // The DFA is walked here, a byte at a time, rather than through an iterator
+        // that stores its state in memory at every byte: an error holds a couple of
+        // wordings in a few hundred bytes, so the walk is nearly all the cost.
+        let mut state = dfa
+            .start_state(Anchored::No)
+            .expect("the DFA is unanchored");
+        for (at, byte) in haystack.iter().enumerate() {
+            state = dfa.next_state(Anchored::No, state, *byte);
+            if dfa.is_special(state) {
+                self.record(&mut scan, state, at + 1, texts);
             }
         }
         scan.hits
             .sort_unstable_by_key(|hit| (hit.pattern, hit.text, hit.start));
         scan
+    }
+
+    /// Records the wordings that end at `end` of the joined texts, where the walk
+    /// reached `state`. Apart from the walk, which it would otherwise crowd out of
+    /// registers.
+    #[inline(never)]
+    fn record(&self, scan: &mut Scan, state: StateID, end: usize, texts: &SearchTexts) {
+        let dfa = &self.searcher;
+        if !dfa.is_match(state) {
+            return;
+        }
+        let text = texts.text_at(end);
+        let text_start = texts.range(text).start;
+        for index in 0..dfa.match_len(state) {
+            let pattern = dfa.match_pattern(state, index);
+            let id = pattern.as_usize();
+            scan.found[id / 64] |= 1 << (id % 64);
+            scan.hits.push(Hit {
+                pattern: id as u16,
+                text,
+                start: end - dfa.pattern_len(pattern) - text_start,
+                end: end - text_start,
+            });
+        }
     }
 }
 
@@ -111,7 +148,7 @@ impl Wordings {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Hit {
     pub pattern: u16,
-    /// The index of the text, in [`crate::facts::Facts::lowercase_texts`] order.
+    /// The index of the text, in [`crate::facts::Facts::texts`] order.
     pub text: usize,
     pub start: usize,
     pub end: usize,
@@ -121,7 +158,8 @@ pub(crate) struct Hit {
 #[derive(Debug, Default)]
 pub(crate) struct Scan {
     found: [u64; MAX_WORDINGS / 64],
-    hits: Vec<Hit>,
+    /// Every occurrence found; an error's texts hold a few, kept inline.
+    hits: SmallVec<[Hit; 8]>,
 }
 
 impl Scan {
@@ -201,15 +239,15 @@ pub(crate) fn words_only(rule: &Rule) -> bool {
 #[cfg(test)]
 mod tests {
     use super::WORDINGS;
+    use crate::facts::SearchTexts;
 
     /// The one pass finds every occurrence: a wording inside a longer one, and two that
     /// overlap, are both found, each with its place.
     #[test]
     fn the_one_pass_finds_wordings_inside_and_across_others() {
-        let texts = [
-            "ok".to_owned(),
-            "your balance is insufficient balance is insufficient".to_owned(),
-        ];
+        let texts = SearchTexts::new(
+            ["ok", "your balance is insufficient balance is insufficient"].into_iter(),
+        );
         let scan = WORDINGS.scan(&texts);
         for wording in ["balance is insufficient", "insufficient balance"] {
             assert!(scan.found(WORDINGS.id(wording)), "{wording}");
