@@ -683,6 +683,7 @@ mod tests {
             ApiError::NoSuchRoute { message: message() },
             ApiError::Internal { message: message() },
             ApiError::Unreachable { message: message() },
+            ApiError::CircuitChanged { message: message() },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for error in errors {
@@ -708,6 +709,7 @@ mod tests {
                 ApiError::NoSuchRoute { .. } => 17,
                 ApiError::Internal { .. } => 18,
                 ApiError::Unreachable { .. } => 19,
+                ApiError::CircuitChanged { .. } => 20,
             });
             let text = serde_json::to_string(&error).unwrap();
             assert_eq!(
@@ -716,7 +718,7 @@ mod tests {
                 "{text}"
             );
         }
-        assert_eq!(seen.len(), 20, "one of each");
+        assert_eq!(seen.len(), 21, "one of each");
         for (text, refusal) in [
             (
                 r#"{"error": "teapot", "message": "m"}"#,

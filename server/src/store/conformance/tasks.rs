@@ -1126,7 +1126,7 @@ pub async fn circuits_are_listed_closed_by_a_person_and_kept_in_history(store: &
     };
     assert_eq!(
         store.circuit_history(0, 10).await.unwrap(),
-        [opened.clone()]
+        std::slice::from_ref(&opened)
     );
     assert!(store.circuit_history(10_002, 10).await.unwrap().is_empty());
 
@@ -1156,7 +1156,7 @@ pub async fn circuits_are_listed_closed_by_a_person_and_kept_in_history(store: &
         .into_iter()
         .map(|record| record.task_id)
         .collect();
-    assert_eq!(due, [waiting.id.clone()]);
+    assert_eq!(due, std::slice::from_ref(&waiting.id));
     assert_eq!(
         store.get_route(&other.id).await.unwrap().route.deadline_ms,
         Some(80_000),
@@ -1206,14 +1206,17 @@ pub async fn paused_routes_are_not_due_and_pauses_are_kept(store: &dyn Store) {
     let pa = ProviderId::new("pa-p");
     assert!(store.set_pause(Some(&pa), true, 7_000).await.unwrap());
     assert!(!store.set_pause(Some(&pa), true, 7_001).await.unwrap());
-    assert_eq!(due().await, [b.id.clone()]);
+    assert_eq!(due().await, std::slice::from_ref(&b.id));
     assert_eq!(store.next_deadline(0).await.unwrap(), Some(6_000));
     let paused_pa = Pause {
         provider_id: Some(pa.clone()),
         provider_name: Some("pa provider".into()),
         paused_at_ms: 7_000,
     };
-    assert_eq!(store.list_pauses().await.unwrap(), [paused_pa.clone()]);
+    assert_eq!(
+        store.list_pauses().await.unwrap(),
+        std::slice::from_ref(&paused_pa)
+    );
 
     assert!(store.set_pause(None, true, 8_000).await.unwrap());
     assert!(due().await.is_empty());
