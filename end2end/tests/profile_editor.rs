@@ -611,8 +611,8 @@ async fn a_draft_is_tried_on_stored_failures_before_it_is_saved() -> anyhow::Res
     let stored = profile(
         &server,
         json!({"name": "Tried", "candidates": [
-            {"provider_id": flaky["id"], "model": "claude-flaky"},
-            {"provider_id": steady, "model": "steady"}]}),
+            {"provider_id": flaky["id"], "model": "claude-flaky", "enabled": true, "max_tokens": 1024},
+            {"provider_id": steady, "model": "steady", "enabled": true, "max_tokens": 1024}]}),
     )?;
     // A task that retried twice (the defaults) and was answered.
     let (status, task) = server.send_json(
