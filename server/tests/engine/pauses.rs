@@ -167,3 +167,37 @@ async fn a_pause_everywhere_holds_every_provider_until_resumed() {
     h.advance_ms(1_000);
     h.wait(&fresh.id, RouteState::Completed).await;
 }
+
+#[tokio::test]
+async fn a_pause_made_on_one_replica_holds_the_other_until_resumed_there() {
+    let (_schema, url) = testkit::postgres::schema("switchback_pauses")
+        .await
+        .unwrap();
+    let a = Harness::replica(&url, "a").await;
+    let b = Harness::replica(&url, "b").await;
+    let sim = a.simulated("sim", json!([overloaded(), reply("ok")])).await;
+    let profile = a.profile(&[(&sim, "m", defaults())]).await;
+    // A route of replica B waits for its retry.
+    let waiting = b.task(&profile).await;
+    b.wait(&waiting.id, RouteState::RetryWait).await;
+
+    // Replica A pauses everywhere; B hears of it at its next upkeep.
+    pause(&a, None, true).await;
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while b.engine.pauses().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("replica B never heard of the pause");
+    b.advance_ms(10_000);
+    assert_eq!(b.engine.fire_due().await.unwrap(), 0);
+    assert_eq!(b.view(&waiting.id).await.route.state, RouteState::RetryWait);
+    let fresh = b.task(&profile).await;
+    until_held_back(&b, &fresh.id).await;
+
+    // Resumed on A: B fires what came due and sends what it held back.
+    pause(&a, None, false).await;
+    b.wait(&waiting.id, RouteState::Completed).await;
+    b.wait(&fresh.id, RouteState::RetryWait).await;
+}
