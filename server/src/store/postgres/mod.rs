@@ -718,7 +718,7 @@ mod tests {
         store.close().await;
         let reopened = PostgresStore::open(&url, "a").await.unwrap();
         assert_eq!(reopened.get_profile(&profile.id).await.unwrap(), profile);
-        assert_eq!(reopened.schema_version().await.unwrap(), 7);
+        assert_eq!(reopened.schema_version().await.unwrap(), 8);
     }
 
     #[tokio::test]
