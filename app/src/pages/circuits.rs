@@ -11,6 +11,12 @@ use crate::server_fns::{close_circuit, load_circuits, set_pause};
 use crate::tasks::live::{use_reread_on_route_events, use_server_clock};
 use crate::tasks::words::{clock_time, relative};
 
+/// "Close now", sent from the page.
+type CloseAction = Action<CloseCircuitRequest, Result<CircuitClosedView, ApiError>>;
+
+/// A pause or a resume, sent from the page.
+type SwitchAction = Action<PauseRequest, Result<PausesView, ApiError>>;
+
 /// Provided by the server when it renders this page in answer to a plain form
 /// post of "Close now": what became of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,7 +43,37 @@ pub fn CircuitsPage() -> impl IntoView {
     );
     let notice = RwSignal::new(None::<String>);
     let connection = use_reread_on_route_events(move || data.refetch());
-    let reread = Callback::new(move |()| data.refetch());
+    // The page's actions, outside what a read of the page rebuilds: a read that
+    // lands while one is on its way (a route event's) does not drop its answer.
+    let close = Action::new(|request: &CloseCircuitRequest| close_circuit(request.clone()));
+    Effect::new(move |_| {
+        let Some(result) = close.value().get() else {
+            return;
+        };
+        notice.set(Some(match result {
+            Ok(CircuitClosedView { released }) => closed_words(released.len()),
+            Err(error) => error.to_string(),
+        }));
+        data.refetch();
+    });
+    let switch = Action::new(|request: &PauseRequest| set_pause(request.clone()));
+    let banner = use_context::<crate::layout::PauseBanner>();
+    Effect::new(move |_| {
+        let Some(result) = switch.value().get() else {
+            return;
+        };
+        match result {
+            Ok(pauses) => {
+                notice.set(None);
+                // Every page's top bar says what is paused now.
+                if let Some(banner) = banner {
+                    banner.0.set(api::PauseNotice::of(&pauses).sentence());
+                }
+            }
+            Err(error) => notice.set(Some(error.to_string())),
+        }
+        data.refetch();
+    });
     view! {
         <Title text="Circuits" />
         <div class="page-heading">
@@ -62,8 +98,8 @@ pub fn CircuitsPage() -> impl IntoView {
                             });
                             view! {
                                 {sent}
-                                <Circuits circuits notice reread />
-                                <PauseSwitches pauses notice reread />
+                                <Circuits circuits close />
+                                <PauseSwitches pauses switch />
                             }
                             .into_any()
                         }
@@ -75,11 +111,7 @@ pub fn CircuitsPage() -> impl IntoView {
 }
 
 #[component]
-fn Circuits(
-    circuits: CircuitsView,
-    notice: RwSignal<Option<String>>,
-    reread: Callback<()>,
-) -> impl IntoView {
+fn Circuits(circuits: CircuitsView, close: CloseAction) -> impl IntoView {
     let now = use_server_clock(circuits.now).now;
     let CircuitsView {
         circuits, history, ..
@@ -92,7 +124,7 @@ fn Circuits(
             } else {
                 view! {
                     <ul class="overview-list" aria-label="Open circuits">
-                        {circuits.into_iter().map(|circuit| view! { <OpenCircuit circuit now notice reread /> }).collect_view()}
+                        {circuits.into_iter().map(|circuit| view! { <OpenCircuit circuit now close /> }).collect_view()}
                     </ul>
                 }
                 .into_any()
@@ -127,8 +159,7 @@ fn over_words(provider: &str, model: Option<&str>) -> String {
 fn OpenCircuit(
     circuit: OpenCircuitView,
     now: Signal<Timestamp>,
-    notice: RwSignal<Option<String>>,
-    reread: Callback<()>,
+    close: CloseAction,
 ) -> impl IntoView {
     let OpenCircuitView {
         circuit,
@@ -164,17 +195,6 @@ fn OpenCircuit(
         model: circuit.model.clone(),
         until,
     };
-    let close = Action::new(move |request: &CloseCircuitRequest| close_circuit(request.clone()));
-    Effect::new(move |_| {
-        let Some(result) = close.value().get() else {
-            return;
-        };
-        notice.set(Some(match result {
-            Ok(CircuitClosedView { released }) => closed_words(released.len()),
-            Err(error) => error.to_string(),
-        }));
-        reread.run(());
-    });
     let label = format!(
         "circuit-{}-{}",
         circuit.provider_id,
@@ -268,29 +288,7 @@ fn ProviderHistory(provider: ProviderHistoryView, now: Signal<Timestamp>) -> imp
 /// Pause automatic recovery everywhere or on one provider, and resume it: while
 /// paused, no deadline fires and no attempt starts there.
 #[component]
-fn PauseSwitches(
-    pauses: PausesView,
-    notice: RwSignal<Option<String>>,
-    reread: Callback<()>,
-) -> impl IntoView {
-    let switch = Action::new(move |request: &PauseRequest| set_pause(request.clone()));
-    let banner = use_context::<crate::layout::PauseBanner>();
-    Effect::new(move |_| {
-        let Some(result) = switch.value().get() else {
-            return;
-        };
-        match result {
-            Ok(pauses) => {
-                notice.set(None);
-                // Every page's top bar says what is paused now.
-                if let Some(banner) = banner {
-                    banner.0.set(api::PauseNotice::of(&pauses).sentence());
-                }
-            }
-            Err(error) => notice.set(Some(error.to_string())),
-        }
-        reread.run(());
-    });
+fn PauseSwitches(pauses: PausesView, switch: SwitchAction) -> impl IntoView {
     // A button that posts the switch: as a form without JavaScript.
     let button = move |provider_id: Option<ProviderId>, paused: bool, label: String| {
         let request = PauseRequest {
