@@ -428,7 +428,9 @@ fn a_backup_taken_while_serving_restores_the_same_routes_and_resumes_waits() {
         "/api/providers",
         Some(
             &json!({"name": "limited", "kind": "simulated", "family": "openai",
-            "script": [{"error": {"provider": "openai", "status": 429, "headers": {"retry-after": "2"}}},
+            // A reset far enough ahead that taking the backup and starting the
+            // restored server come before it, even on a loaded machine.
+            "script": [{"error": {"provider": "openai", "status": 429, "headers": {"retry-after": "8"}}},
                        {"reply": "after the reset"}]}),
         ),
     );
