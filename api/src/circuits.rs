@@ -4,9 +4,13 @@
 use policy::SemanticCode;
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{ProviderId, TaskId};
+use crate::ids::{ID_MAX_CHARS, ProviderId, TaskId};
 use crate::overview::CircuitView;
 use crate::time::Timestamp;
+
+// The bounds in the types `validator` compares with.
+const ID_MAX: u64 = ID_MAX_CHARS as u64;
+const MODEL_MAX: u64 = policy::MODEL_MAX_CHARS as u64;
 
 /// How far back the circuits page's history goes: a day.
 pub const CIRCUIT_HISTORY_MS: i64 = 24 * 60 * 60 * 1000;
@@ -77,14 +81,21 @@ pub struct CircuitHistoryView {
 
 /// "Close now": the circuit as the person saw it. Its reset is the fence: a
 /// circuit that closed, reopened or moved its reset since is left alone (409).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, validator::Validate)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CloseCircuitRequest {
     /// The provider.
+    #[validate(length(min = 1, max = ID_MAX, message = "names the circuit's provider"))]
     pub provider_id: ProviderId,
     /// The model, for a model's circuit; absent or null for the provider's.
     #[serde(default)]
+    #[validate(length(
+        min = 1,
+        max = MODEL_MAX,
+        message = "names the model of a model's circuit; leave it out for the provider's"
+    ))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
     pub model: Option<String>,
     /// When the circuit half-opens, as shown.
     pub until: Timestamp,
@@ -101,29 +112,12 @@ pub struct CircuitClosedView {
 impl crate::read::Request for CloseCircuitRequest {}
 
 impl CloseCircuitRequest {
-    /// Every error at once, or the request as sent.
+    /// Every error at once, or the request as sent. Only what the document
+    /// states is refused: a provider or model that names no open circuit
+    /// (white space, say) is the 409 of a circuit that is not open.
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
-        use policy::{ErrorCode, FieldError, FieldPath};
-        let root = FieldPath::root();
-        let mut errors = Vec::new();
-        if self.provider_id.as_str().trim().is_empty() {
-            errors.push(FieldError::new(
-                &root.field("provider_id"),
-                ErrorCode::Required,
-                "names the circuit's provider",
-            ));
-        }
-        if self
-            .model
-            .as_deref()
-            .is_some_and(|model| model.trim().is_empty())
-        {
-            errors.push(FieldError::new(
-                &root.field("model"),
-                ErrorCode::Required,
-                "names the model of a model's circuit; leave it out for the provider's",
-            ));
-        }
+        use validator::Validate;
+        let errors = crate::checks::field_errors(self.validate(), &policy::FieldPath::root());
         if errors.is_empty() {
             Ok(self.clone())
         } else {

@@ -5,7 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::ProviderId;
+use crate::ids::{ID_MAX_CHARS, ProviderId};
+
+// The bound in the type `validator` compares with.
+const ID_MAX: u64 = ID_MAX_CHARS as u64;
 use crate::time::Timestamp;
 
 /// What is paused.
@@ -32,12 +35,17 @@ pub struct ProviderPauseView {
 }
 
 /// Pause or resume automatic recovery.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, validator::Validate)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PauseRequest {
     /// The provider; absent or null: everywhere.
     #[serde(default)]
+    #[validate(length(
+        min = 1,
+        max = ID_MAX,
+        message = "names a provider; leave it out to pause or resume everywhere"
+    ))]
     pub provider_id: Option<ProviderId>,
     /// `true` to pause, `false` to resume.
     pub paused: bool,
@@ -46,21 +54,17 @@ pub struct PauseRequest {
 impl crate::read::Request for PauseRequest {}
 
 impl PauseRequest {
-    /// Every error at once, or the request as sent.
+    /// Every error at once, or the request as sent. Only what the document
+    /// states is refused: pausing a provider id that names nothing stored is
+    /// the 404 of a missing provider.
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
-        use policy::{ErrorCode, FieldError, FieldPath};
-        if self
-            .provider_id
-            .as_ref()
-            .is_some_and(|id| id.as_str().trim().is_empty())
-        {
-            return Err(vec![FieldError::new(
-                &FieldPath::root().field("provider_id"),
-                ErrorCode::Required,
-                "names a provider; leave it out to pause or resume everywhere",
-            )]);
+        use validator::Validate;
+        let errors = crate::checks::field_errors(self.validate(), &policy::FieldPath::root());
+        if errors.is_empty() {
+            Ok(self.clone())
+        } else {
+            Err(errors)
         }
-        Ok(self.clone())
     }
 }
 

@@ -5,8 +5,12 @@
 use policy::{Confidence, SemanticCode};
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{ProviderId, TaskId};
+use crate::ids::{ID_MAX_CHARS, ProviderId, TaskId};
 use crate::time::Timestamp;
+
+// The bounds in the types `validator` compares with.
+const ID_MAX: u64 = ID_MAX_CHARS as u64;
+const MODEL_MAX: u64 = policy::MODEL_MAX_CHARS as u64;
 
 /// How many tasks a dry run reads when it is not told.
 pub const REPLAY_TASKS_DEFAULT: u32 = 10;
@@ -16,52 +20,36 @@ pub const REPLAY_TASKS_MAX: u32 = 50;
 
 /// Which calls to read: the last `limit` tasks whose calls to `model` of
 /// `provider_id` failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, validator::Validate)]
 #[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 #[serde(deny_unknown_fields)]
 pub struct ReplayQuery {
     /// The candidate's provider.
-    #[cfg_attr(feature = "openapi", param(value_type = String))]
+    #[validate(length(min = 1, max = ID_MAX, message = "names the candidate's provider"))]
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = String, min_length = 1, max_length = 100)
+    )]
     pub provider_id: ProviderId,
     /// The candidate's model.
+    #[validate(length(min = 1, max = MODEL_MAX, message = "names the candidate's model"))]
+    #[cfg_attr(feature = "openapi", param(min_length = 1, max_length = 200))]
     pub model: String,
     /// How many tasks, 1 to 50 (default 10).
     #[serde(default)]
+    #[validate(range(min = 1, max = REPLAY_TASKS_MAX))]
     #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 50))]
     pub limit: Option<u32>,
 }
 
 impl ReplayQuery {
-    /// Every error at once, or the query as sent.
+    /// Every error at once, or the query as sent. Only what the document
+    /// states is refused: a provider or model that names nothing stored
+    /// (white space, say) has no calls to read.
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
-        use policy::{ErrorCode, FieldError, FieldPath};
-        let root = FieldPath::root();
-        let mut errors = Vec::new();
-        if self.provider_id.as_str().trim().is_empty() {
-            errors.push(FieldError::new(
-                &root.field("provider_id"),
-                ErrorCode::Required,
-                "names the candidate's provider",
-            ));
-        }
-        if self.model.trim().is_empty() {
-            errors.push(FieldError::new(
-                &root.field("model"),
-                ErrorCode::Required,
-                "names the candidate's model",
-            ));
-        }
-        if self
-            .limit
-            .is_some_and(|limit| !(1..=REPLAY_TASKS_MAX).contains(&limit))
-        {
-            errors.push(FieldError::new(
-                &root.field("limit"),
-                ErrorCode::Range,
-                format!("must be between 1 and {REPLAY_TASKS_MAX}"),
-            ));
-        }
+        use validator::Validate;
+        let errors = crate::checks::field_errors(self.validate(), &policy::FieldPath::root());
         if errors.is_empty() {
             Ok(self.clone())
         } else {

@@ -572,3 +572,138 @@ async fn classify_answers_evidence_and_refuses_what_is_not() {
         )
     );
 }
+
+#[tokio::test]
+async fn pauses_circuits_and_replay_refuse_at_their_fields_and_change_nothing() {
+    let api = Api::new().await;
+    let provider = api.provider("Anthropic").await;
+    let id = provider["id"].as_str().unwrap();
+    let long = "x".repeat(101);
+
+    // Pauses: an id past the document's bound, paused or resumed, is refused
+    // at its field; an id that names nothing is a missing provider.
+    for paused in [true, false] {
+        let (status, body) = api
+            .call(
+                Method::POST,
+                "/api/pauses",
+                Some(json!({"provider_id": long, "paused": paused})),
+            )
+            .await;
+        assert_eq!(
+            (status, fields(&body)),
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                pairs(&[("provider_id", "range")])
+            )
+        );
+    }
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/pauses",
+            Some(json!({"provider_id": "", "paused": true})),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("provider_id", "required")])
+        )
+    );
+    let (status, _) = api
+        .call(
+            Method::POST,
+            "/api/pauses",
+            Some(json!({"provider_id": "  ", "paused": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = api.call(Method::GET, "/api/pauses", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"everywhere": null, "providers": [
+            {"provider_id": id, "provider": "Anthropic", "paused_since": null}
+        ]})
+    );
+
+    // Close now: the document's bounds at their fields; a model of white
+    // space names no open circuit, so nothing was open to close.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/circuits/close",
+            Some(json!({"provider_id": long, "model": "", "until": "2026-12-07T00:00:00Z"})),
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[("provider_id", "range"), ("model", "required")])
+        )
+    );
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/circuits/close",
+            Some(json!({"provider_id": id, "model": " ", "until": "2026-12-07T00:00:00Z"})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::CONFLICT, Some("circuit_changed")),
+        "{body}"
+    );
+
+    // Replay: empty and too long at their fields; white space has no calls.
+    let (status, body) = api
+        .call(
+            Method::GET,
+            &format!(
+                "/api/replay?provider_id=&model={}&limit=51",
+                "m".repeat(201)
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, fields(&body)),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            pairs(&[
+                ("limit", "range"),
+                ("model", "range"),
+                ("provider_id", "required")
+            ])
+        )
+    );
+    let (status, body) = api
+        .call(
+            Method::GET,
+            &format!("/api/replay?provider_id={id}&model=%20"),
+            None,
+        )
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"tasks": []})));
+    // A parameter left out, or one the endpoint does not take, is named.
+    for (query, expected) in [
+        (format!("provider_id={id}"), ("model", "required")),
+        (
+            format!("provider_id={id}&model=m&modle=m"),
+            ("modle", "unknown_field"),
+        ),
+        (format!("provider_id={id}&model=m&limit=ten"), ("", "type")),
+    ] {
+        let (status, body) = api
+            .call(Method::GET, &format!("/api/replay?{query}"), None)
+            .await;
+        assert_eq!(
+            (status, fields(&body)),
+            (StatusCode::UNPROCESSABLE_ENTITY, pairs(&[expected])),
+            "{query}"
+        );
+    }
+}

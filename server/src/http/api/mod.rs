@@ -120,13 +120,23 @@ pub fn router(keys: &KeyEnvRules) -> Router<AppState> {
         .route("/api/{*rest}", any(no_such_route))
 }
 
-/// A query string that does not read as its type: a 422 that says why.
+/// A query string that does not read as its type: a 422 that says why, at the
+/// parameter when the reader names one (a missing or an unknown one).
 fn query_refused(rejection: axum::extract::rejection::QueryRejection) -> AppError {
-    AppError::from(vec![api::FieldError::new(
-        &api::FieldPath::root(),
-        api::ErrorCode::Type,
-        rejection.body_text(),
-    )])
+    let text = rejection.body_text();
+    let named = |prefix: &str| {
+        let rest = &text[text.find(prefix)? + prefix.len()..];
+        Some(rest[..rest.find('`')?].to_owned())
+    };
+    let root = api::FieldPath::root();
+    let (path, code) = if let Some(name) = named("missing field `") {
+        (root.field(&name), api::ErrorCode::Required)
+    } else if let Some(name) = named("unknown field `") {
+        (root.field(&name), api::ErrorCode::UnknownField)
+    } else {
+        (root, api::ErrorCode::Type)
+    };
+    AppError::from(vec![api::FieldError::new(&path, code, text)])
 }
 
 async fn no_such_route() -> AppError {
