@@ -1,9 +1,10 @@
 //! The compiled catalogue: rules indexed once per family, then matched per evidence.
 
 use std::borrow::Cow;
+use std::cmp::Reverse;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::AhoCorasick;
 use memchr::memmem::Finder;
 use policy::{Class, Classification, Confidence, SemanticCode};
 use smallvec::SmallVec;
@@ -20,10 +21,6 @@ use crate::scan::{Hit, Scan, WORDINGS, WordingSet};
 
 /// The most message fragments one family's tables may hold (an [`IndexSet`]).
 const MAX_NEEDLES: usize = MAX_RULES;
-
-/// The most fragments one searcher holds: the packed prefilter's fastest form (slim
-/// Teddy) takes at most 32.
-const NEEDLES_PER_SEARCHER: usize = 32;
 
 /// The rule id reported when no rule matched.
 pub const UNKNOWN_RULE: &str = "unknown";
@@ -79,9 +76,9 @@ struct CompiledFamily {
     rule_any_needles: Vec<Vec<usize>>,
     /// Per rule: its [`Rule::says`] wordings, as ids of the one pass (`scan`).
     wordings: Vec<Vec<u16>>,
-    /// The fragments' searchers, each with the id of its first fragment: at most
-    /// [`NEEDLES_PER_SEARCHER`] fragments each, so each keeps its SIMD prefilter.
-    needles: Vec<(AhoCorasick, usize)>,
+    /// Per id of the one pass (`scan`): the needle id of the fragment it is, if any,
+    /// and its group (0 for the family's own tables, 1 for the generic table).
+    needle_of: Vec<Option<(u16, u8)>>,
     /// Rules by their first needle.
     by_needle: Vec<Vec<u16>>,
     by_type: RuleIndex<String>,
@@ -92,6 +89,10 @@ struct CompiledFamily {
     /// Rules with none of the keys above (quota fragments, predicates).
     always: Vec<u16>,
 }
+
+/// Where a fragment occurs, ordered as a leftmost-longest search of its group meets the
+/// occurrences: its group, text, start, the longer first, then its needle id.
+type FragmentPlace = (u8, usize, usize, Reverse<usize>, u16);
 
 /// Which rules matched and what they decided.
 struct Verdict {
@@ -412,32 +413,15 @@ impl CompiledFamily {
                 .any(|fragment| fragment.contains(SEPARATOR)),
             "no fragment holds the texts' separator"
         );
-        // Fragments are lowercase and texts are searched lowercased. A contiguous NFA
-        // finds the same matches as a DFA in a fraction of the memory (sixteen
-        // families' automata stay in cache) and, behind the prefilter that does most of
-        // the scanning, no slower. The packed prefilter is fastest (slim Teddy) with at
-        // most 32 fragments: the family's own fragments and the generic table's are
-        // searched apart, each in searchers of at most that many.
-        let (own, generic) = needle_texts.split_at(family_needles);
-        let needles = [(own, 0), (generic, family_needles)]
-            .into_iter()
-            .flat_map(|(fragments, first_id)| {
-                fragments
-                    .chunks(NEEDLES_PER_SEARCHER)
-                    .enumerate()
-                    .map(move |(chunk, fragments)| {
-                        (fragments, first_id + chunk * NEEDLES_PER_SEARCHER)
-                    })
-            })
-            .map(|(fragments, first_id)| {
-                let searcher = AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .kind(Some(AhoCorasickKind::ContiguousNFA))
-                    .build(fragments)
-                    .expect("rule fragments are valid patterns");
-                (searcher, first_id)
-            })
-            .collect();
+        // Fragments are lowercase and found by the one pass over the lowercased texts
+        // (`scan`), each as an id of the pass. The family's own fragments and the
+        // generic table's are two groups, each read as one leftmost-longest search
+        // would report it (`candidates`).
+        let mut needle_of = vec![None; WORDINGS.len()];
+        for (id, fragment) in needle_texts.iter().enumerate() {
+            let group = u8::from(id >= family_needles);
+            needle_of[usize::from(WORDINGS.id(fragment))] = Some((id as u16, group));
+        }
         let wordings = rules.iter().map(|rule| WORDINGS.ids(rule.says)).collect();
         let mut compiled = Self {
             ranks: rules.iter().map(|rule| rule.rank()).collect(),
@@ -445,7 +429,7 @@ impl CompiledFamily {
             rule_needles,
             rule_any_needles,
             wordings,
-            needles,
+            needle_of,
             by_needle: vec![Vec::new(); needle_texts.len()],
             by_type: RuleIndex::default(),
             by_code: RuleIndex::default(),
@@ -539,20 +523,33 @@ impl CompiledFamily {
         transport: Option<&str>,
     ) -> (IndexSet, IndexSet) {
         let mut found = IndexSet::default();
-        // A family's own fragments and the generic table's are searched apart, so
-        // they never hide one another ("too many requests per day" is a generic
-        // rate-limit wording over a family's per-day rule). Within one group the
-        // leftmost-longest match wins: a fragment inside a longer one of the same group
-        // would be hidden, and a test refuses those (`no_fragment_hides_another`). Two
-        // fragments that overlap end to start ("free-models-per-day" and "day limit")
-        // are found apart but not run together. Each searcher reads the texts joined,
-        // once: no fragment holds their separator, so each text's matches are its own.
-        let joined = facts.search_texts().joined();
-        for (needles, first_id) in &self.needles {
-            for hit in needles.find_iter(joined) {
-                // At most MAX_NEEDLES (= MAX_RULES) patterns: the id fits.
-                found.insert((first_id + hit.pattern().as_usize()) as u16);
+        // A family's own fragments and the generic table's are read apart, so they
+        // never hide one another ("too many requests per day" is a generic rate-limit
+        // wording over a family's per-day rule). Within one group the fragments found
+        // are those a leftmost-longest search of the texts joined reports: the longest
+        // that starts first, then the next that starts after it ends. A fragment inside
+        // a longer one of the same group would be hidden, and a test refuses those
+        // (`no_fragment_hides_another`); two fragments that overlap end to start
+        // ("free-models-per-day" and "day limit") are found apart but not run together.
+        // No fragment holds the texts' separator, so each text's matches are its own.
+        let mut fragments: SmallVec<[FragmentPlace; 8]> = facts
+            .scan()
+            .all_hits()
+            .iter()
+            .filter_map(|hit| {
+                let (needle, group) = self.needle_of[usize::from(hit.pattern)]?;
+                Some((group, hit.text, hit.start, Reverse(hit.end), needle))
+            })
+            .collect();
+        fragments.sort_unstable();
+        // The end of the last fragment reported in the group, as (group, text, offset).
+        let mut reported_to = (0, 0, 0);
+        for (group, text, start, Reverse(end), needle) in fragments {
+            if (group, text, start) < reported_to {
+                continue;
             }
+            reported_to = (group, text, end);
+            found.insert(needle);
         }
         // Candidates: rules whose index key is present. Their other conditions are
         // checked after.

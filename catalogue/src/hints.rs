@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use std::ops::Range;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::AhoCorasick;
 use jiff::tz::TimeZone;
 use memchr::memmem::Finder;
 use serde::Serialize;
@@ -433,22 +433,36 @@ pub(crate) struct TextWait {
     pub milliseconds: u64,
 }
 
-/// The wait each text of the facts states, in [`Facts::texts`] order: the phrases are
-/// searched once, over the texts joined (no phrase holds their separator), and each
-/// text's wait is the first of its phrases followed by a duration.
+/// The wait each text of the facts states, in [`Facts::texts`] order: each text's wait
+/// is the first of its phrases followed by a duration. The phrases are read from the
+/// one pass (`scan`), as a leftmost-longest search of the texts joined would report
+/// them (no phrase holds their separator): from the start, the longest phrase that
+/// starts first, then the next one starting after it ends.
 pub(crate) fn text_waits(facts: &Facts) -> SmallVec<[Option<TextWait>; 2]> {
     let texts = facts.search_texts();
+    let scan = facts.scan();
     let mut waits: SmallVec<[Option<TextWait>; 2]> = SmallVec::from_elem(None, texts.len());
-    for phrase in WAIT_PHRASES.find_iter(texts.joined()) {
-        let index = texts.text_at(phrase.start());
+    let mut phrases: SmallVec<[&crate::scan::Hit; 4]> =
+        scan.hits_of(crate::scan::WORDINGS.phrases()).collect();
+    if phrases.is_empty() {
+        return waits;
+    }
+    phrases.sort_unstable_by_key(|hit| (hit.text, hit.start, std::cmp::Reverse(hit.end)));
+    // The end of the last phrase reported, as (text, offset).
+    let mut reported_to = (0, 0);
+    for phrase in phrases {
+        if (phrase.text, phrase.start) < reported_to {
+            continue;
+        }
+        reported_to = (phrase.text, phrase.end);
+        let index = phrase.text;
         if waits[index].is_some() {
             continue;
         }
-        let start = texts.range(index).start;
         waits[index] = text_wait(
             texts.plain(index),
             texts.lower(index),
-            phrase.start() - start..phrase.end() - start,
+            phrase.start..phrase.end,
             facts.is_output(index),
         );
     }
@@ -552,9 +566,10 @@ pub(crate) fn stated_wait_ms(headers: &Headers, waits: &[Option<TextWait>]) -> O
     from_headers.chain(from_text).max()
 }
 
-/// The phrases a message states a wait after, lowercase. None holds the separator of
-/// the joined texts they are searched in ([`text_waits`]; a test checks).
-const WAIT_PHRASE_WORDS: [&str; 7] = [
+/// The phrases a message states a wait after, lowercase, found by the one pass
+/// (`scan`). None holds the separator of the joined texts they are searched in
+/// ([`text_waits`]; a test checks).
+pub(crate) const WAIT_PHRASE_WORDS: [&str; 7] = [
     "try again in ",
     "retry in ",
     "retry after ",
@@ -565,13 +580,6 @@ const WAIT_PHRASE_WORDS: [&str; 7] = [
     "resets in ",
 ];
 
-// The wait phrases' searcher, built once.
-static WAIT_PHRASES: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostLongest)
-        .build(WAIT_PHRASE_WORDS)
-        .expect("wait phrases are valid patterns")
-});
 /// Phrases a wall-clock reset follows, and whether the phrase promises a time (what
 /// follows "resets" may be anything: "resets every 5h").
 static WALL_CLOCK: LazyLock<Vec<(Finder<'static>, bool)>> = LazyLock::new(|| {

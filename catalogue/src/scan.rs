@@ -1,10 +1,12 @@
-//! One pass over an error's texts for every wording the catalogue reads words by: the
-//! [`Rule::says`] wordings of every table and the generic layer's fragments
-//! (`rules/words.rs`). Each occurrence is kept with its place, so whether a rule's
-//! wordings are found, whether its fragments are said together, and whether they are
-//! denied are all read from the one pass, however many rules ask. (A family's own
-//! fragments are searched apart, by small searchers with a SIMD prefilter: one
-//! automaton for every fragment of every table is too large to stay in cache.)
+//! One pass over an error's texts for everything the catalogue searches them for: the
+//! [`Rule::says`] wordings of every table, the generic layer's fragments
+//! (`rules/words.rs`), every table's message fragments ([`Rule::text`],
+//! [`Rule::text_any`]) and the phrases a wait is stated after
+//! ([`crate::hints::WAIT_PHRASE_WORDS`]). Each occurrence is kept with its place, so
+//! whether a rule's wordings are found, whether its fragments are said together, and
+//! whether they are denied are all read from the one pass, however many rules ask; and
+//! the fragments a family's searchers would report, and the waits a text states, are
+//! read from the same occurrences rather than from passes of their own.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -16,6 +18,7 @@ use smallvec::SmallVec;
 
 use crate::facts::{SEPARATOR, SearchTexts};
 use crate::family::Family;
+use crate::hints::WAIT_PHRASE_WORDS;
 use crate::rules::{Rule, WORDS, tables_for};
 
 /// The most wordings the pass holds (the size of [`Scan`]'s set of those found).
@@ -25,9 +28,11 @@ const MAX_WORDINGS: usize = 64 * 32;
 pub(crate) struct Wordings {
     searcher: DFA,
     ids: HashMap<&'static str, u16>,
+    /// The wait phrases, by id.
+    phrases: WordingSet,
 }
 
-/// Every wording, each once.
+/// Every wording, fragment and wait phrase, each once.
 pub(crate) static WORDINGS: LazyLock<Wordings> = LazyLock::new(Wordings::build);
 
 impl Wordings {
@@ -60,6 +65,19 @@ impl Wordings {
             };
             rule.text.iter().chain(any).copied().for_each(&mut add);
         }
+        // Every table's message fragments: a family's searchers report, within each
+        // group, the leftmost-longest of these (`Catalogue`'s `candidates`).
+        for rule in Family::ALL.into_iter().flat_map(tables_for).flatten() {
+            rule.text
+                .iter()
+                .chain(rule.text_any)
+                .copied()
+                .for_each(&mut add);
+        }
+        for phrase in WAIT_PHRASE_WORDS {
+            add(phrase);
+        }
+        let phrases = WordingSet::of(&WAIT_PHRASE_WORDS.map(|phrase| ids[phrase]));
         assert!(patterns.len() <= MAX_WORDINGS, "too many wordings");
         assert!(
             !patterns.iter().any(|pattern| pattern.contains(SEPARATOR)),
@@ -74,7 +92,11 @@ impl Wordings {
             .prefilter(false)
             .build(&patterns)
             .expect("wordings are valid patterns");
-        Self { searcher, ids }
+        Self {
+            searcher,
+            ids,
+            phrases,
+        }
     }
 
     /// The id of a wording the pass looks for.
@@ -82,7 +104,12 @@ impl Wordings {
         *self
             .ids
             .get(wording)
-            .expect("every says wording and generic-layer fragment is in the pass")
+            .expect("every says wording and message fragment is in the pass")
+    }
+
+    /// The wait phrases.
+    pub fn phrases(&self) -> &WordingSet {
+        &self.phrases
     }
 
     /// How many wordings the pass looks for (ids run from 0 to this, less one).
@@ -195,6 +222,11 @@ impl Scan {
         let hits = self.hits(id);
         let at = hits.partition_point(|hit| (hit.text, hit.start) < (text, start));
         hits.get(at).filter(|hit| hit.text == text)
+    }
+
+    /// Every occurrence found, sorted by wording, then text, then start.
+    pub fn all_hits(&self) -> &[Hit] {
+        &self.hits
     }
 
     /// Every occurrence of these wordings.
