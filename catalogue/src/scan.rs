@@ -26,7 +26,7 @@ const MAX_WORDINGS: usize = 64 * 32;
 
 /// The wordings and their searcher, built once.
 pub(crate) struct Wordings {
-    searcher: DFA,
+    searcher: Table,
     ids: HashMap<&'static str, u16>,
     /// The wait phrases, by id.
     phrases: WordingSet,
@@ -87,13 +87,13 @@ impl Wordings {
         // (a wording inside a longer one is found too).
         // Without a prefilter (most bytes start some wording, so it would stop at
         // nearly every one), the only special states are those where wordings end.
-        let searcher = DFA::builder()
+        let dfa = DFA::builder()
             .match_kind(MatchKind::Standard)
             .prefilter(false)
             .build(&patterns)
             .expect("wordings are valid patterns");
         Self {
-            searcher,
+            searcher: Table::of(&dfa, &patterns),
             ids,
             phrases,
         }
@@ -127,17 +127,17 @@ impl Wordings {
     /// separator, so none runs across two texts.
     pub fn scan(&self, texts: &SearchTexts) -> Scan {
         let mut scan = Scan::default();
-        let dfa = &self.searcher;
+        let table = &self.searcher;
         let haystack = texts.joined().as_bytes();
-        // The DFA is walked here, a byte at a time, rather than through an iterator
-        // that stores its state in memory at every byte: an error holds a couple of
-        // wordings in a few hundred bytes, so the walk is nearly all the cost.
-        let mut state = dfa
-            .start_state(Anchored::No)
-            .expect("the DFA is unanchored");
+        // The table is walked here, a byte at a time: an error holds a couple of
+        // wordings in a few hundred bytes, so the walk is nearly all the cost. A state
+        // is a multiple of the table's stride (a power of two above every class), so
+        // the state and the byte's class are added by an or, which cannot overflow.
+        let mut state = table.start;
         for (at, byte) in haystack.iter().enumerate() {
-            state = dfa.next_state(Anchored::No, state, *byte);
-            if dfa.is_special(state) {
+            let class = u32::from(table.classes[usize::from(*byte)]);
+            state = table.next[(state | class) as usize];
+            if state < table.matching_below {
                 self.record(&mut scan, state, at + 1, texts);
             }
         }
@@ -150,23 +150,120 @@ impl Wordings {
     /// reached `state`. Apart from the walk, which it would otherwise crowd out of
     /// registers.
     #[inline(never)]
-    fn record(&self, scan: &mut Scan, state: StateID, end: usize, texts: &SearchTexts) {
-        let dfa = &self.searcher;
-        if !dfa.is_match(state) {
-            return;
-        }
+    fn record(&self, scan: &mut Scan, state: u32, end: usize, texts: &SearchTexts) {
+        let table = &self.searcher;
         let text = texts.text_at(end);
         let text_start = texts.range(text).start;
-        for index in 0..dfa.match_len(state) {
-            let pattern = dfa.match_pattern(state, index);
-            let id = pattern.as_usize();
+        let matching = (state >> table.stride_log2) as usize;
+        let ends_here = table.ends_from[matching] as usize..table.ends_from[matching + 1] as usize;
+        for id in &table.ends[ends_here] {
+            let id = usize::from(*id);
             scan.found[id / 64] |= 1 << (id % 64);
             scan.hits.push(Hit {
                 pattern: id as u16,
                 text,
-                start: end - dfa.pattern_len(pattern) - text_start,
+                start: end - usize::from(table.lengths[id]) - text_start,
                 end: end - text_start,
             });
+        }
+    }
+}
+
+/// The pass's automaton as a plain table of transitions, walked without the checks a
+/// general automaton makes at every byte. Made from the DFA aho-corasick builds, state
+/// by state: the same states, the same transitions, the same wordings ending in each.
+struct Table {
+    /// Each byte's class: the bytes no wording holds share class 0 (from any state they
+    /// lead where any other of them does), every other byte has its own.
+    classes: [u8; 256],
+    /// The state a state and a class lead to, at `state | class`. States are numbered
+    /// by multiples of the stride, `1 << stride_log2`; those where wordings end first.
+    next: Vec<u32>,
+    stride_log2: u32,
+    /// The state the walk starts in.
+    start: u32,
+    /// The states below this are those where wordings end.
+    matching_below: u32,
+    /// The ids of the wordings that end in matching state `n` (numbered `n` times the
+    /// stride): `ends[ends_from[n]..ends_from[n + 1]]`.
+    ends: Vec<u16>,
+    ends_from: Vec<u32>,
+    /// Each wording's length in bytes, by id.
+    lengths: Vec<u16>,
+}
+
+impl Table {
+    fn of(dfa: &DFA, patterns: &[&str]) -> Self {
+        // One byte of each class: the first byte no wording holds, for class 0.
+        let mut classes = [0_u8; 256];
+        let mut members = vec![0_u8];
+        for byte in patterns.iter().flat_map(|pattern| pattern.bytes()) {
+            if classes[usize::from(byte)] == 0 {
+                classes[usize::from(byte)] = u8::try_from(members.len()).expect("256 classes");
+                members.push(byte);
+            }
+        }
+        members[0] = (0..=u8::MAX)
+            .find(|byte| classes[usize::from(*byte)] == 0)
+            .expect("a byte no wording holds");
+        let stride_log2 = members.len().next_power_of_two().trailing_zeros();
+        // Every state the walk can reach, from the start, by each class's byte.
+        let start = dfa
+            .start_state(Anchored::No)
+            .expect("the DFA is unanchored");
+        let mut reached = vec![start];
+        let mut seen = vec![false; start.as_usize() + 1];
+        seen[start.as_usize()] = true;
+        let mut index = 0;
+        while let Some(state) = reached.get(index).copied() {
+            index += 1;
+            for byte in &members {
+                let next = dfa.next_state(Anchored::No, state, *byte);
+                if seen.len() <= next.as_usize() {
+                    seen.resize(next.as_usize() + 1, false);
+                }
+                if !seen[next.as_usize()] {
+                    seen[next.as_usize()] = true;
+                    reached.push(next);
+                }
+            }
+        }
+        // Matching states first, so one compare tells them.
+        let (mut order, others): (Vec<StateID>, Vec<StateID>) =
+            reached.into_iter().partition(|state| dfa.is_match(*state));
+        let matching = order.len();
+        order.extend(others);
+        let mut number = vec![u32::MAX; seen.len()];
+        for (index, state) in order.iter().enumerate() {
+            number[state.as_usize()] = u32::try_from(index << stride_log2).expect("a small table");
+        }
+        let mut next = vec![0; order.len() << stride_log2];
+        for (index, state) in order.iter().enumerate() {
+            for (class, byte) in members.iter().enumerate() {
+                let to = dfa.next_state(Anchored::No, *state, *byte);
+                next[(index << stride_log2) | class] = number[to.as_usize()];
+            }
+        }
+        let mut ends = Vec::new();
+        let mut ends_from = vec![0];
+        for state in &order[..matching] {
+            for index in 0..dfa.match_len(*state) {
+                ends.push(dfa.match_pattern(*state, index).as_usize() as u16);
+            }
+            ends_from.push(u32::try_from(ends.len()).expect("a small table"));
+        }
+        Self {
+            classes,
+            next,
+            stride_log2,
+            start: number[start.as_usize()],
+            matching_below: u32::try_from(matching << stride_log2).expect("a small table"),
+            ends,
+            ends_from,
+            lengths: patterns
+                .iter()
+                .map(|pattern| u16::try_from(pattern.len()).expect("a short wording"))
+                .collect(),
         }
     }
 }
