@@ -1229,6 +1229,75 @@ mod tests {
         assert!(hidden.is_empty(), "{hidden:#?}");
     }
 
+    /// The fragments a family reads from the one pass are those a leftmost-longest
+    /// search of each of its two groups (its own tables, the generic table) reports:
+    /// over every two of its fragments run together, overlapping where one ends as the
+    /// other starts ("free-models-per-day limit"), and apart in two texts.
+    #[test]
+    fn fragments_from_the_one_pass_are_a_leftmost_longest_search() {
+        use aho_corasick::{AhoCorasickBuilder, MatchKind};
+        use std::borrow::Cow;
+
+        use crate::facts::Facts;
+        use crate::scan::WORDINGS;
+
+        let catalogue = super::Catalogue::shared();
+        for family in Family::ALL {
+            let compiled = &catalogue.families[family.index()];
+            let mut groups: [Vec<(&'static str, u16)>; 2] = [Vec::new(), Vec::new()];
+            let mut fragments = Vec::new();
+            for rule in crate::rules::tables_for(family).into_iter().flatten() {
+                for fragment in rule.text.iter().chain(rule.text_any) {
+                    let Some((needle, group)) =
+                        compiled.needle_of[usize::from(WORDINGS.id(fragment))]
+                    else {
+                        panic!("{family:?}: {fragment} has no needle");
+                    };
+                    if !fragments.contains(fragment) {
+                        fragments.push(*fragment);
+                        groups[usize::from(group)].push((*fragment, needle));
+                    }
+                }
+            }
+            let searchers = groups.each_ref().map(|group| {
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(group.iter().map(|(fragment, _)| fragment))
+                    .unwrap()
+            });
+            let mut cases: Vec<Vec<String>> = Vec::new();
+            for first in &fragments {
+                for second in &fragments {
+                    cases.push(vec![format!("x {first}{second} y")]);
+                    cases.push(vec![(*first).to_owned(), (*second).to_owned()]);
+                    for shared in 1..first.len().min(second.len()) {
+                        if first.is_char_boundary(first.len() - shared)
+                            && second.is_char_boundary(shared)
+                            && first[first.len() - shared..] == second[..shared]
+                        {
+                            cases.push(vec![format!("{first}{}", &second[shared..])]);
+                        }
+                    }
+                }
+            }
+            for texts in cases {
+                let mut facts = Facts::default();
+                facts
+                    .messages
+                    .extend(texts.iter().map(|text| Cow::Borrowed(text.as_str())));
+                let (found, _) = compiled.candidates(&facts, None, None);
+                let mut expected = crate::rule_set::IndexSet::default();
+                let joined = facts.search_texts().joined();
+                for (searcher, group) in searchers.iter().zip(&groups) {
+                    for hit in searcher.find_iter(joined) {
+                        expected.insert(group[hit.pattern().as_usize()].1);
+                    }
+                }
+                assert_eq!(found, expected, "{family:?}: {texts:?}");
+            }
+        }
+    }
+
     #[test]
     fn requested_over_limit_reads_the_numbers() {
         let cases = [

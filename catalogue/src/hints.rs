@@ -613,6 +613,53 @@ mod tests {
         }
     }
 
+    /// The phrases read from the one pass are those a leftmost-longest search of the
+    /// texts joined reports, and each text's wait follows the first of them with a
+    /// duration: every two phrases run together, overlapping and apart, with waits.
+    #[test]
+    fn wait_phrases_from_the_one_pass_are_a_leftmost_longest_search() {
+        let searcher = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(WAIT_PHRASE_WORDS)
+            .unwrap();
+        for first in WAIT_PHRASE_WORDS {
+            for second in WAIT_PHRASE_WORDS {
+                let mut cases = vec![
+                    vec![format!("{first}{second}5s")],
+                    vec![format!("{first}3m {second}5s")],
+                    vec![format!("{first}soon"), format!("{second}7s")],
+                ];
+                for shared in 1..first.len().min(second.len()) {
+                    if first[first.len() - shared..] == second[..shared] {
+                        cases.push(vec![format!("{first}{}9s", &second[shared..])]);
+                    }
+                }
+                for texts in cases {
+                    let mut facts = Facts::default();
+                    facts
+                        .messages
+                        .extend(texts.iter().map(|text| Cow::Borrowed(text.as_str())));
+                    let search_texts = facts.search_texts();
+                    let mut expected: SmallVec<[Option<TextWait>; 2]> =
+                        SmallVec::from_elem(None, search_texts.len());
+                    for phrase in searcher.find_iter(search_texts.joined()) {
+                        let index = search_texts.text_at(phrase.start());
+                        let start = search_texts.range(index).start;
+                        if expected[index].is_none() {
+                            expected[index] = text_wait(
+                                search_texts.plain(index),
+                                search_texts.lower(index),
+                                phrase.start() - start..phrase.end() - start,
+                                false,
+                            );
+                        }
+                    }
+                    assert_eq!(text_waits(&facts), expected, "{texts:?}");
+                }
+            }
+        }
+    }
+
     /// One row: headers, body, message hints, limit code -> (retry_after_ms, reset_at_ms,
     /// dropped reasons).
     fn check(
