@@ -368,7 +368,7 @@ fn cause_text<'t>(evidence: &Evidence, facts: &'t Facts) -> Cow<'t, str> {
 
 impl CompiledFamily {
     fn compile(tables: Vec<&'static [Rule]>) -> Self {
-        // The generic table comes last; its fragments get their own searchers.
+        // The generic table comes last; its fragments are a group of their own.
         let generic_rules = tables.last().map_or(0, |table| table.len());
         let rules: Vec<&'static Rule> = tables.into_iter().flatten().collect();
         let generic_from = rules.len() - generic_rules;
@@ -1187,12 +1187,12 @@ mod tests {
         }
     }
 
-    /// Each searcher reports the leftmost-longest match: a fragment inside another of
-    /// the same searcher group (a family's own tables, or the generic table) is hidden
-    /// where the longer one occurs, and a fragment in both groups would be searched in
-    /// the family's group only. Both are refused.
-    /// (The generic layer's words and every `says` wording are found by the one pass
-    /// (`scan`), which reports every occurrence.)
+    /// A family's fragments are read as a leftmost-longest search of each group would
+    /// report them (`candidates`): a fragment inside another of the same group (a
+    /// family's own tables, or the generic table) is hidden where the longer one
+    /// occurs, and a fragment in both groups would be read in the family's group only.
+    /// Both are refused. (The generic layer's words and every `says` wording are read
+    /// from every occurrence the one pass (`scan`) reports.)
     #[test]
     fn no_fragment_hides_another() {
         let fragments = |tables: &[&'static [crate::rules::Rule]]| -> Vec<&'static str> {

@@ -55,10 +55,11 @@ pub(crate) struct Facts<'a> {
     pub html_title: Option<Option<String>>,
     /// OpenRouter: the upstream provider's name and its nested error, when it is JSON.
     pub upstream: Option<Upstream>,
-    /// [`Facts::texts`] as the searchers read them, made on first use (once the facts
+    /// [`Facts::texts`] as the one pass reads them, made on first use (once the facts
     /// are read: texts added later would not show in it).
     search_texts: OnceCell<SearchTexts>,
-    /// The wordings [`Facts::search_texts`] hold, found on first use.
+    /// The wordings, fragments and wait phrases [`Facts::search_texts`] hold, found on
+    /// first use.
     scan: OnceCell<crate::scan::Scan>,
 }
 
@@ -161,7 +162,8 @@ impl<'a> Facts<'a> {
         self.search_texts().lowercase_texts()
     }
 
-    /// Every wording of the one pass (`scan`) these texts hold, found once.
+    /// Every wording, fragment and wait phrase of the one pass (`scan`) these texts
+    /// hold, found once.
     pub fn scan(&self) -> &crate::scan::Scan {
         self.scan
             .get_or_init(|| crate::scan::WORDINGS.scan(self.search_texts()))
@@ -625,14 +627,12 @@ fn repr_string_as_json(text: &str, mut at: usize, quote: u8, json: &mut String) 
     Some(at)
 }
 
-/// The texts of one piece of evidence as the searchers read them, made once: each
+/// The texts of one piece of evidence as the one pass reads them, made once: each
 /// text's runs of white space made one space where it has any other than single spaces
 /// (a message wrapped across lines, "Please try again\n    in 12s", reads as it was
 /// written), then the texts joined, each followed by [`SEPARATOR`], and the whole
-/// ASCII-lowercased (byte offsets stay the same). Fragments and phrases are lowercase:
-/// searching the lowercased copy case-sensitively lets the searchers use their fast
-/// prefilters, and searching all texts at once costs each searcher one call, not one
-/// per text (each call costs hundreds of instructions before it reads a byte).
+/// ASCII-lowercased (byte offsets stay the same). Wordings, fragments and phrases are
+/// lowercase: the pass reads the lowercased copy case-sensitively, all texts at once.
 #[derive(Debug, Default)]
 pub(crate) struct SearchTexts {
     /// The collapsed texts, each followed by [`SEPARATOR`], then the same again,

@@ -5,8 +5,9 @@
 //! ([`crate::hints::WAIT_PHRASE_WORDS`]). Each occurrence is kept with its place, so
 //! whether a rule's wordings are found, whether its fragments are said together, and
 //! whether they are denied are all read from the one pass, however many rules ask; and
-//! the fragments a family's searchers would report, and the waits a text states, are
-//! read from the same occurrences rather than from passes of their own.
+//! the fragments a leftmost-longest search of a family's fragments would report, and
+//! the waits a text states, are read from the same occurrences rather than from passes
+//! of their own.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -24,7 +25,7 @@ use crate::rules::{Rule, WORDS, tables_for};
 /// The most wordings the pass holds (the size of [`Scan`]'s set of those found).
 const MAX_WORDINGS: usize = 64 * 32;
 
-/// The wordings and their searcher, built once.
+/// The wordings, fragments and wait phrases, and their searcher, built once.
 pub(crate) struct Wordings {
     searcher: Table,
     ids: HashMap<&'static str, u16>,
@@ -65,8 +66,8 @@ impl Wordings {
             };
             rule.text.iter().chain(any).copied().for_each(&mut add);
         }
-        // Every table's message fragments: a family's searchers report, within each
-        // group, the leftmost-longest of these (`Catalogue`'s `candidates`).
+        // Every table's message fragments: a family reads, within each of its groups,
+        // those a leftmost-longest search would report (`Catalogue`'s `candidates`).
         for rule in Family::ALL.into_iter().flat_map(tables_for).flatten() {
             rule.text
                 .iter()
