@@ -830,8 +830,9 @@ fn html_title(html: &str) -> Option<String> {
 ///
 /// The first place (in text order) where one of the markers, in any ASCII case, is
 /// directly followed by a 3-digit status that no further digit follows. Every marker
-/// ends with a space, so the scan visits spaces and checks the cheap digits before the
-/// marker: no lowercased copy and no automaton for what is usually a short line.
+/// ends with a space, so the scan visits the spaces a digit follows and checks the cheap
+/// digits before the marker: no lowercased copy and no automaton for what is usually a
+/// short line.
 fn quoted_status_in(output: &str) -> Option<u16> {
     /// The markers, lowercased. `api error: ` and `error code: ` end with `error: ` and
     /// `code: `, so these cover them.
@@ -844,7 +845,7 @@ fn quoted_status_in(output: &str) -> Option<u16> {
     ];
     let haystack = crate::redact::prefix(output, 4096);
     let bytes = haystack.as_bytes();
-    memchr::memchr_iter(b' ', bytes).find_map(|space| {
+    find_space_before_digit(bytes, |space| {
         let digits_start = space + 1;
         let digits = bytes.get(digits_start..digits_start + 3)?;
         if !digits.iter().all(u8::is_ascii_digit)
@@ -862,6 +863,62 @@ fn quoted_status_in(output: &str) -> Option<u16> {
             .then(|| http_status(&haystack[digits_start..digits_start + 3]))
             .flatten()
     })
+}
+
+/// The first answer `check` gives for a space of `bytes` that a digit follows, asked
+/// for each such space (its offset) in order.
+///
+/// Most spaces of an output are followed by a word, and a search per space costs more
+/// than reading the bytes: eight offsets are tested at a time, in the bytes of one
+/// word (a space where `word ^ 0x2020..` has a zero byte, a digit where the byte is at
+/// least `0` and below `:` with its high bit clear), and only the hits are checked.
+fn find_space_before_digit<T>(
+    bytes: &[u8],
+    mut check: impl FnMut(usize) -> Option<T>,
+) -> Option<T> {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const fn repeat(byte: u8) -> u64 {
+        u64::from_le_bytes([byte; 8])
+    }
+    // The high bit of each zero byte of `word` (exact: the low seven bits plus 0x7f
+    // carry into the high bit, never into the next byte).
+    let zero_bytes = |word: u64| !(((word & LOW) + LOW) | word) & HIGH;
+    let digits = |word: u64| {
+        let low = word & LOW;
+        let at_least_zero = low + repeat(0x80 - b'0');
+        let at_least_colon = low + repeat(0x80 - b':');
+        at_least_zero & !at_least_colon & !word & HIGH
+    };
+    // Past the end, the bytes read as zeros: neither spaces nor digits.
+    let word_at = |at: usize| -> u64 {
+        let mut word = [0; 8];
+        let available = bytes.len().saturating_sub(at).min(8);
+        word[..available].copy_from_slice(&bytes[at..at + available]);
+        u64::from_le_bytes(word)
+    };
+    // The last byte has no byte after it.
+    let offsets = bytes.len().saturating_sub(1);
+    let mut start = 0;
+    while start < offsets {
+        let (spaces, next) = match bytes.get(start..start + 9) {
+            Some(window) => (
+                u64::from_le_bytes(window[..8].try_into().expect("eight bytes")),
+                u64::from_le_bytes(window[1..].try_into().expect("eight bytes")),
+            ),
+            None => (word_at(start), word_at(start + 1)),
+        };
+        let mut hits = zero_bytes(spaces ^ repeat(b' ')) & digits(next);
+        while hits != 0 {
+            let found = check(start + hits.trailing_zeros() as usize / 8);
+            if found.is_some() {
+                return found;
+            }
+            hits &= hits - 1;
+        }
+        start += 8;
+    }
+    None
 }
 
 /// botocore's `An error occurred (ThrottlingException) when calling ...`.
@@ -966,9 +1023,37 @@ mod tests {
             ("unexpected status 401 Unauthorized: {}", Some(401)),
             ("Error: 4000 things", None),
             ("nothing here", None),
+            (
+                "a line of more than sixteen bytes, then error: 200 ok, then Error: 503",
+                Some(503),
+            ),
         ];
         for (output, expected) in cases {
             assert_eq!(super::quoted_status_in(output), expected, "{output}");
+        }
+    }
+
+    /// The spaces a digit follows, read eight bytes at a time, are those a byte at a
+    /// time finds, at every length and wherever a word ends; bytes next to digits and
+    /// spaces (`/`, `:`, and the same with the high bit set) are neither.
+    #[test]
+    fn spaces_before_digits_are_found_in_every_word() {
+        let pattern = b" 1a 22  3 x4 5 / :9 \xb0 \xb9\xa0 0\xa07\x00 9";
+        for length in 0..80 {
+            for shift in 0..pattern.len() {
+                let bytes: Vec<u8> = (0..length)
+                    .map(|index| pattern[(index + shift) % pattern.len()])
+                    .collect();
+                let expected: Vec<usize> = (0..length.saturating_sub(1))
+                    .filter(|at| bytes[*at] == b' ' && bytes[*at + 1].is_ascii_digit())
+                    .collect();
+                let mut found = Vec::new();
+                super::find_space_before_digit(&bytes, |space| {
+                    found.push(space);
+                    None::<()>
+                });
+                assert_eq!(found, expected, "{:?}", String::from_utf8_lossy(&bytes));
+            }
         }
     }
 }
