@@ -200,13 +200,23 @@ impl<'a> Facts<'a> {
                 break;
             };
             let start = searched_from + offset;
-            if let Some(mut wire) = parse_body(&output[start..]).filter(WireBody::holds_error) {
-                let mut nested_status = None;
-                self.read_wire(&mut wire, &mut nested_status, 0);
-                if quoted_status.is_none() {
-                    *quoted_status = nested_status;
+            match parse_body(&output[start..]) {
+                Some(mut wire) if wire.holds_error() => {
+                    let mut nested_status = None;
+                    self.read_wire(&mut wire, &mut nested_status, 0);
+                    if quoted_status.is_none() {
+                        *quoted_status = nested_status;
+                    }
+                    break;
                 }
-                break;
+                Some(_) => {
+                    // A JSON object that holds no error (an agent CLI's event). Read as a
+                    // repr, it would be the same object again, or nothing where it
+                    // holds `true`, `false`, `null` or an exponent: no error either.
+                    searched_from = start + 1;
+                    continue;
+                }
+                None => {}
             }
             // A Python SDK's repr of the body (`Error code: 429 - {'error': {...}}`).
             if let Some(json) = python_repr_as_json(&output[start..])
