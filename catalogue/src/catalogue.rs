@@ -223,7 +223,7 @@ impl Catalogue {
                 classification: Classification::new(SemanticCode::Unknown, Confidence::High),
                 rule: UNKNOWN_RULE,
                 catalogue: CATALOGUE_VERSION,
-                safe_cause: crate::redact::safe_cause(&cause_text(evidence, &facts)),
+                safe_cause: safe_cause(evidence, &facts),
                 observed_at_ms,
                 hints_dropped: Vec::new(),
                 conflicting_rules: Vec::new(),
@@ -322,7 +322,7 @@ impl Catalogue {
         classification.reset_at_ms = hint.reset_at_ms;
         let safe_cause = match cause {
             Some(cause) => crate::redact::safe_cause(&cause),
-            None => crate::redact::safe_cause(&cause_text(evidence, facts)),
+            None => safe_cause(evidence, facts),
         };
         CatalogueClassification {
             classification,
@@ -334,6 +334,16 @@ impl Catalogue {
             conflicting_rules: verdict.conflicting,
         }
     }
+}
+
+/// The safe cause of [`cause_text`]. The provider's message or the CLI output is the
+/// first of the facts' texts, already white-space-collapsed in their search texts: the
+/// cause is cut from that where redaction leaves the text as it is.
+fn safe_cause(evidence: &Evidence, facts: &Facts) -> String {
+    if let Some(text) = facts.messages.first().map(AsRef::as_ref).or(facts.output) {
+        return crate::redact::safe_cause_of_collapsed(text, facts.search_texts().plain(0));
+    }
+    crate::redact::safe_cause(&cause_text(evidence, facts))
 }
 
 /// The text a safe cause is made from: the provider's message, else the CLI output,

@@ -1022,6 +1022,59 @@ mod tests {
         }
     }
 
+    /// A safe cause cut from a text as the search texts collapsed it is the one cut
+    /// from the raw text: blanks other than ASCII white space (a vertical tab, a form
+    /// feed where no other white space is, U+0085, U+00A0, U+2028, C1 controls), runs at
+    /// either end, long texts, texts past the 2 KiB read and texts with secrets.
+    #[test]
+    fn safe_causes_cut_from_the_collapsed_text_are_those_of_the_raw_text() {
+        let pieces = [
+            "Rate limit",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\t",
+            "\x0b",
+            "\x0c",
+            "\u{85}",
+            "\u{a0}",
+            "\u{2028}",
+            "\u{9f}",
+            "\x7f",
+            "é",
+            "日本語",
+            "’",
+            "key=",
+            "abcdefgh12",
+            "sk-proj-abcdefghijklmnop",
+            "a@b.io",
+            "https://x.io/?q=1",
+            "word.",
+        ];
+        let mut texts: Vec<String> = Vec::new();
+        for first in pieces {
+            for second in pieces {
+                for third in pieces {
+                    texts.push(format!("{first}{second}x{third}"));
+                    texts.push(format!("{second}{}{third}", first.repeat(40)));
+                }
+            }
+        }
+        texts.push("word ".repeat(500));
+        texts.push(format!("{}\n{}", "word ".repeat(409), "sk-abcdefghijkl"));
+        texts.push("a\u{a0}".repeat(400));
+        texts.push(format!("{}{}", " \n".repeat(1000), "word ".repeat(100)));
+        for text in &texts {
+            let search_texts = super::SearchTexts::new(std::iter::once(text.as_str()));
+            assert_eq!(
+                crate::redact::safe_cause_of_collapsed(text, search_texts.plain(0)),
+                crate::redact::safe_cause(text),
+                "{text:?}"
+            );
+        }
+    }
+
     #[test]
     fn cli_status_markers() {
         let cases = [

@@ -113,6 +113,21 @@ pub fn redact_secrets(text: &str) -> String {
     redact(text).into_owned()
 }
 
+/// [`safe_cause`] of `message`, given `collapsed`: the message with each run of ASCII
+/// white space made one space and none at either end, as the search texts hold it
+/// (`facts::SearchTexts`), or the message itself.
+///
+/// Where redaction leaves the message as it is (the screen finds no secret in it) and
+/// the message is read whole (not cut at [`MAX_INPUT_BYTES`]), the cause is cut from
+/// `collapsed`: collapsing blanks after white space has been collapsed gives the same
+/// words, so the same cause, without collapsing the raw message again.
+pub(crate) fn safe_cause_of_collapsed(message: &str, collapsed: &str) -> String {
+    if message.len() <= MAX_INPUT_BYTES && !screen::may_hold_secret(message.as_bytes()) {
+        return collapse_and_cut(collapsed, MAX_SAFE_CAUSE_CHARS);
+    }
+    safe_cause(message)
+}
+
 /// [`safe_cause`] with another length limit.
 pub(crate) fn safe_text(message: &str, max_chars: usize) -> String {
     let mut input = prefix(message, MAX_INPUT_BYTES);
