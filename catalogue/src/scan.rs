@@ -133,13 +133,19 @@ impl Wordings {
         // The table is walked here, a byte at a time: an error holds a couple of
         // wordings in a few hundred bytes, so the walk is nearly all the cost. A state
         // is a multiple of the table's stride (a power of two above every class), so
-        // the state and the byte's class are added by an or, which cannot overflow.
+        // the state and the byte's class are added by an or, which cannot overflow. The
+        // table's size is fixed, so masking the index (one instruction) stands in for
+        // the compare and branch of a bounds check; every state is inside the table
+        // already, so the mask changes nothing.
+        // The byte classes are read from the same table, so that the walk's values
+        // all stay in registers.
+        let next: &[u32; TABLE_SIZE] = &table.next;
         let mut state = table.start;
         for (at, byte) in haystack.iter().enumerate() {
-            let class = u32::from(table.classes[usize::from(*byte)]);
-            state = table.next[(state | class) as usize];
+            let class = next[CLASSES_FROM + usize::from(*byte)];
+            state = next[(state | class) as usize & (TABLE_SIZE - 1)];
             if state < table.matching_below {
-                self.record(&mut scan, state, at + 1, texts);
+                self.record(&mut scan, state, at, texts);
             }
         }
         scan.hits
@@ -147,12 +153,13 @@ impl Wordings {
         scan
     }
 
-    /// Records the wordings that end at `end` of the joined texts, where the walk
-    /// reached `state`. Apart from the walk, which it would otherwise crowd out of
-    /// registers.
+    /// Records the wordings that end with byte `last` of the joined texts, where the
+    /// walk reached `state`. Apart from the walk, which it would otherwise crowd out
+    /// of registers.
     #[inline(never)]
-    fn record(&self, scan: &mut Scan, state: u32, end: usize, texts: &SearchTexts) {
+    fn record(&self, scan: &mut Scan, state: u32, last: usize, texts: &SearchTexts) {
         let table = &self.searcher;
+        let end = last + 1;
         let text = texts.text_at(end);
         let text_start = texts.range(text).start;
         let matching = (state >> table.stride_log2) as usize;
@@ -170,16 +177,25 @@ impl Wordings {
     }
 }
 
+/// How many entries the pass's table of transitions has room for: a power of two,
+/// above the 12,710 states of 128 classes (1,626,880 entries) that the wordings of
+/// catalogue 2026.12.4 make.
+const TABLE_SIZE: usize = 1 << 21;
+
+/// Where in the table of transitions each byte's class is kept (256 entries, past
+/// every state's).
+const CLASSES_FROM: usize = TABLE_SIZE - 256;
+
 /// The pass's automaton as a plain table of transitions, walked without the checks a
 /// general automaton makes at every byte. Made from the DFA aho-corasick builds, state
 /// by state: the same states, the same transitions, the same wordings ending in each.
 struct Table {
-    /// Each byte's class: the bytes no wording holds share class 0 (from any state they
-    /// lead where any other of them does), every other byte has its own.
-    classes: [u8; 256],
     /// The state a state and a class lead to, at `state | class`. States are numbered
     /// by multiples of the stride, `1 << stride_log2`; those where wordings end first.
-    next: Vec<u32>,
+    /// From [`CLASSES_FROM`], each byte's class: the bytes no wording holds share
+    /// class 0 (from any state they lead where any other of them does), every other
+    /// byte has its own.
+    next: Box<[u32; TABLE_SIZE]>,
     stride_log2: u32,
     /// The state the walk starts in.
     start: u32,
@@ -238,7 +254,14 @@ impl Table {
         for (index, state) in order.iter().enumerate() {
             number[state.as_usize()] = u32::try_from(index << stride_log2).expect("a small table");
         }
-        let mut next = vec![0; order.len() << stride_log2];
+        assert!(
+            order.len() << stride_log2 <= CLASSES_FROM,
+            "the pass's states fit its table"
+        );
+        let mut next: Box<[u32; TABLE_SIZE]> = vec![0; TABLE_SIZE]
+            .into_boxed_slice()
+            .try_into()
+            .expect("a table of its fixed size");
         for (index, state) in order.iter().enumerate() {
             for (class, byte) in members.iter().enumerate() {
                 let to = dfa.next_state(Anchored::No, *state, *byte);
@@ -253,8 +276,10 @@ impl Table {
             }
             ends_from.push(u32::try_from(ends.len()).expect("a small table"));
         }
+        for (byte, class) in classes.iter().enumerate() {
+            next[CLASSES_FROM + byte] = u32::from(*class);
+        }
         Self {
-            classes,
             next,
             stride_log2,
             start: number[start.as_usize()],
