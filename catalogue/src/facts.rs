@@ -754,26 +754,68 @@ fn collapse_white_space_into(text: &str, into: &mut String) {
     // The start of what is yet to be copied.
     let mut from = at;
     while at < bytes.len() {
-        if !bytes[at].is_ascii_whitespace() {
-            at += 1;
-            continue;
+        at = next_white_space_to_collapse(bytes, at);
+        if at == bytes.len() {
+            break;
         }
         let run = at;
         while at < bytes.len() && bytes[at].is_ascii_whitespace() {
             at += 1;
         }
+        into.push_str(&text[from..run]);
         if at == bytes.len() {
             // White space at the end goes.
-            into.push_str(&text[from..run]);
             return;
         }
-        if at - run > 1 || bytes[run] != b' ' {
-            into.push_str(&text[from..run]);
-            into.push(' ');
-            from = at;
-        }
+        into.push(' ');
+        from = at;
     }
     into.push_str(&text[from..]);
+}
+
+/// The offset of the first white space in `bytes`, at or after `at`, that collapsing
+/// changes (white space other than a single space between two words), or the length
+/// of `bytes` where there is none.
+///
+/// Words are short, and a test per byte, or a stop at every single space, costs more
+/// than testing eight offsets at once in one machine word: a byte is a candidate where
+/// it is at most a space (its high bit clear) and either is not a space or the next
+/// byte is at most a space too. That finds every such white space, and a few control
+/// bytes besides, which the exact test then passes over.
+fn next_white_space_to_collapse(bytes: &[u8], mut at: usize) -> usize {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const fn repeat(byte: u8) -> u64 {
+        u64::from_le_bytes([byte; 8])
+    }
+    // The high bit of each byte of `word` that is at most a space (exact: the low
+    // seven bits plus 0x5f carry into the high bit, never into the next byte).
+    let blank = |word: u64| !((word & LOW) + repeat(0x80 - b'!')) & !word & HIGH;
+    let spaces = |word: u64| {
+        let differs = word ^ repeat(b' ');
+        !(((differs & LOW) + LOW) | differs) & HIGH
+    };
+    let to_collapse = |at: usize| {
+        let byte = bytes[at];
+        byte.is_ascii_whitespace()
+            && (byte != b' ' || bytes.get(at + 1).is_none_or(u8::is_ascii_whitespace))
+    };
+    while let Some(window) = bytes.get(at..at + 9) {
+        let word = u64::from_le_bytes(window[..8].try_into().expect("eight bytes"));
+        let next = u64::from_le_bytes(window[1..].try_into().expect("eight bytes"));
+        let mut candidates = blank(word) & (!spaces(word) | blank(next));
+        while candidates != 0 {
+            let found = at + (candidates.trailing_zeros() / 8) as usize;
+            if to_collapse(found) {
+                return found;
+            }
+            candidates &= candidates - 1;
+        }
+        at += 8;
+    }
+    (at..bytes.len())
+        .find(|at| to_collapse(*at))
+        .unwrap_or(bytes.len())
 }
 
 /// A 3-digit HTTP error status written as text (`"429"`, `"400"`): 400 to 599. Other
@@ -1019,6 +1061,47 @@ mod tests {
             let mut collapsed = String::new();
             super::collapse_white_space_into(text, &mut collapsed);
             assert_eq!(collapsed, words.join(" "), "{text:?}");
+        }
+    }
+
+    /// The white space found to collapse eight bytes at a time is the first that
+    /// collapsing changes: each kind of ASCII white space, alone, in pairs and at the
+    /// end, beside bytes that are not white space (a vertical tab, a byte with the high
+    /// bit set, other control bytes, `!`), at every offset of a word and across two.
+    #[test]
+    fn white_space_to_collapse_found_eight_bytes_at_a_time_is_the_first() {
+        let blanks = [b' ', b'\t', b'\n', b'\x0c', b'\r'];
+        let others = [b'a', 0x0b, 0xa0, 0x80, 0x08, 0x0e, 0x1f, b'!', 0x00, 0xff];
+        let reference = |bytes: &[u8], from: usize| {
+            (from..bytes.len())
+                .find(|at| {
+                    bytes[*at].is_ascii_whitespace()
+                        && (bytes[*at] != b' '
+                            || bytes.get(at + 1).is_none_or(u8::is_ascii_whitespace))
+                })
+                .unwrap_or(bytes.len())
+        };
+        for length in 0..20 {
+            for other in others {
+                for at in 0..length {
+                    for first in blanks {
+                        for second in blanks.into_iter().chain([other]) {
+                            let mut bytes = vec![other; length];
+                            bytes[at] = first;
+                            if let Some(next) = bytes.get_mut(at + 1) {
+                                *next = second;
+                            }
+                            for from in 0..=length {
+                                assert_eq!(
+                                    super::next_white_space_to_collapse(&bytes, from),
+                                    reference(&bytes, from),
+                                    "{bytes:?} from {from}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 
