@@ -88,9 +88,8 @@ fn is_anchor(byte: u8) -> bool {
 fn anchored(text: &[u8], at: usize) -> bool {
     let before = &text[..at];
     let from = &text[at..];
-    // The byte just before (lowercased) and just after: most hits are ordinary
-    // punctuation or words, told apart by these alone.
-    let previous = before.last().map_or(0, |byte| byte.to_ascii_lowercase());
+    // The bytes just before and just after: most hits are ordinary punctuation or
+    // words, told apart by these alone.
     let next = from.get(1).copied().unwrap_or(0);
     match text[at] {
         // Key prefixes are matched in their exact case: `sk-`, `xai-`, `pplx-`.
@@ -109,35 +108,27 @@ fn anchored(text: &[u8], at: usize) -> bool {
         }
         // JWTs start `eyJ`.
         b'J' => before.ends_with(b"ey"),
-        // `key:`, `key":`, `key :`, `token:`, `token":`, `secret:`, `password:`, in
-        // any case.
-        b':' => {
-            matches!(previous, b'y' | b'n' | b't' | b'd' | b'"' | b' ')
-                && ends_with_any_ignore_case(
-                    before,
-                    &[
-                        b"key",
-                        b"key\"",
-                        b"key ",
-                        b"token",
-                        b"token\"",
-                        b"secret",
-                        b"password",
-                    ],
-                )
-        }
+        // `key:`, `key":`, `key :`, `token:`, `token":`, `secret:`, `password:`, and
         // `key=`, `key =`, `token=`, `secret=`, `password=`, `signature=`, in any case.
-        b'=' => ends_with_any_ignore_case(
-            before,
-            &[
-                b"key",
-                b"key ",
-                b"token",
-                b"secret",
-                b"password",
-                b"signature",
-            ],
-        ),
+        // JSON puts `":` after every key, and text `: ` after many words: the name's
+        // last letter tells the one name it can be, so one compare confirms it.
+        b':' | b'=' => {
+            let colon = text[at] == b':';
+            let (name, gap) = match before.split_last() {
+                Some((b'"', name)) if colon => (name, Gap::Quote),
+                Some((b' ', name)) => (name, Gap::Space),
+                _ => (before, Gap::None),
+            };
+            let word: &[u8] = match (name.last().map(u8::to_ascii_lowercase), gap) {
+                (Some(b'y'), _) => b"key",
+                (Some(b'n'), Gap::None | Gap::Quote) => b"token",
+                (Some(b't'), Gap::None) => b"secret",
+                (Some(b'd'), Gap::None) => b"password",
+                (Some(b'e'), Gap::None) if !colon => b"signature",
+                _ => return false,
+            };
+            ends_with_ignore_case(name, word)
+        }
         // `bearer ` and `basic ` credentials, in any case.
         b'b' | b'B' => {
             matches!(next | 0x20, b'e' | b'a')
@@ -153,10 +144,18 @@ fn ends_with_any(text: &[u8], suffixes: &[&[u8]]) -> bool {
     suffixes.iter().any(|suffix| text.ends_with(suffix))
 }
 
-fn ends_with_any_ignore_case(text: &[u8], suffixes: &[&[u8]]) -> bool {
-    suffixes.iter().any(|suffix| {
-        text.len() >= suffix.len() && text[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-    })
+/// What stands between a credential's name and the `:` or `=` after it.
+#[derive(Clone, Copy)]
+enum Gap {
+    None,
+    /// `"`, after a JSON key (before `:` only).
+    Quote,
+    /// One space (after `key` only).
+    Space,
+}
+
+fn ends_with_ignore_case(text: &[u8], suffix: &[u8]) -> bool {
+    text.len() >= suffix.len() && text[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
 }
 
 fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
@@ -166,6 +165,136 @@ fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::may_hold_secret;
+
+    /// The screen as first written: every byte tested, each anchor confirmed by
+    /// comparing the text with every name it may end. The screen must answer as this
+    /// does for every text.
+    fn reference(text: &[u8]) -> bool {
+        let ends_with_any = |text: &[u8], suffixes: &[&[u8]]| {
+            suffixes.iter().any(|suffix| {
+                text.len() >= suffix.len()
+                    && text[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+            })
+        };
+        (0..text.len()).any(|at| {
+            let (before, from) = text.split_at(at);
+            match text[at] {
+                b'-' => [&b"sk"[..], b"xai", b"pplx"]
+                    .iter()
+                    .any(|prefix| before.ends_with(prefix)),
+                b'_' => [&b"sk"[..], b"hf", b"ghp", b"github", b"r8"]
+                    .iter()
+                    .any(|prefix| before.ends_with(prefix)),
+                b'A' => [&b"AIza"[..], b"AKIA", b"ASIA"]
+                    .iter()
+                    .any(|prefix| from.starts_with(prefix)),
+                b'J' => before.ends_with(b"ey"),
+                b':' => ends_with_any(
+                    before,
+                    &[
+                        b"key",
+                        b"key\"",
+                        b"key ",
+                        b"token",
+                        b"token\"",
+                        b"secret",
+                        b"password",
+                    ],
+                ),
+                b'=' => ends_with_any(
+                    before,
+                    &[
+                        b"key",
+                        b"key ",
+                        b"token",
+                        b"secret",
+                        b"password",
+                        b"signature",
+                    ],
+                ),
+                b'b' | b'B' => [&b"bearer "[..], b"basic "].iter().any(|prefix| {
+                    from.len() >= prefix.len() && from[..prefix.len()].eq_ignore_ascii_case(prefix)
+                }),
+                b'?' | b'@' => true,
+                _ => false,
+            }
+        })
+    }
+
+    /// The screen answers as the reference does: every trigger, near misses of each
+    /// (another name, another gap, another case), at every offset of a block and across
+    /// two, alone and in pairs, in fillers of letters, spaces, quotes and bytes that are
+    /// not ASCII.
+    #[test]
+    fn the_screen_answers_as_a_test_of_every_byte() {
+        let pieces: [&[u8]; 40] = [
+            b"key:",
+            b"KEY\":",
+            b"Key :",
+            b"key\" :",
+            b"key=",
+            b"key =",
+            b"kez:",
+            b"ey:",
+            b"token:",
+            b"Token\":",
+            b"token :",
+            b"token =",
+            b"oken=",
+            b"secret:",
+            b"SECRET=",
+            b"secret\":",
+            b"secret :",
+            b"password:",
+            b"Password=",
+            b"password\":",
+            b"signature=",
+            b"signature:",
+            b"Signature =",
+            b"gnature=",
+            b"\":",
+            b"y\":",
+            b"n\"=",
+            b":",
+            b"=",
+            b"sk-",
+            b"xai-",
+            b"pplx_",
+            b"hf_",
+            b"r8_",
+            b"AIza",
+            b"ASIb",
+            b"eyJ",
+            b"Bearer ",
+            b"basic",
+            b"a?b@",
+        ];
+        let fillers = [b'a', b' ', b'"', b'y', b'Y', b'n', b'\n', 0xc3];
+        let mut caught = 0;
+        for filler in fillers {
+            for (index, first) in pieces.iter().enumerate() {
+                for second in pieces[index..].iter().chain([&&b""[..]]) {
+                    for at in 0..40 {
+                        for length in [at + first.len(), at + first.len() + 1, 48] {
+                            let mut text = vec![filler; length.max(at + first.len())];
+                            text[at..at + first.len()].copy_from_slice(first);
+                            let later = (at + first.len() + 5).min(text.len());
+                            text.splice(later..later, second.iter().copied());
+                            let expected = reference(&text);
+                            assert_eq!(
+                                may_hold_secret(&text),
+                                expected,
+                                "{:?}",
+                                String::from_utf8_lossy(&text)
+                            );
+                            caught += usize::from(expected);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(caught > 10_000, "the texts hold triggers ({caught})");
+    }
 
     #[test]
     fn anchor_masks_mark_exactly_the_anchor_bytes() {
