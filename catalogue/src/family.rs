@@ -110,12 +110,13 @@ impl Family {
     /// (`google`, `azure`, `aws_bedrock`, `vllm`, `lmstudio`, `llama.cpp`, `claude`, ...) are
     /// understood. Unknown names are [`Family::Other`].
     pub fn from_provider(provider: &str) -> Self {
-        // The usual case: the canonical name, as SPEC 1 writes it.
-        if let Some(family) = Self::ALL
-            .into_iter()
-            .find(|family| family.as_str() == provider)
+        // The usual case: a name already lowercase with `_` between its words (every
+        // canonical name, as SPEC 1 writes it), which reading would leave as it is.
+        if provider
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte == b'_')
         {
-            return family;
+            return Self::from_name(provider);
         }
         let mut name = String::with_capacity(provider.len());
         for character in provider.trim().chars() {
@@ -124,7 +125,13 @@ impl Family {
                 other => name.push(other.to_ascii_lowercase()),
             }
         }
-        match name.as_str() {
+        Self::from_name(&name)
+    }
+
+    /// The family a provider name names, read as [`Family::from_provider`] reads it:
+    /// lowercase, `_` between words.
+    fn from_name(name: &str) -> Self {
+        match name {
             "anthropic" | "claude_api" => Self::Anthropic,
             "openai" => Self::Openai,
             "azure_openai" | "azure" | "azureopenai" => Self::AzureOpenai,
