@@ -118,7 +118,10 @@ impl<'a> Facts<'a> {
         }
         if let Some(output) = output {
             self.output = Some(output);
-            self.read_output(output, &mut quoted_status);
+            // A status the output quotes is read only where it is taken: beside a
+            // status of 200 or none.
+            let status_wanted = matches!(status, Some(200) | None);
+            self.read_output(output, &mut quoted_status, status_wanted);
         }
         self.status = match status {
             Some(200) | None => quoted_status.or(status),
@@ -186,8 +189,13 @@ impl<'a> Facts<'a> {
         }
     }
 
-    fn read_output(&mut self, output: &'a str, quoted_status: &mut Option<u16>) {
-        if quoted_status.is_none() {
+    fn read_output(
+        &mut self,
+        output: &'a str,
+        quoted_status: &mut Option<u16>,
+        status_wanted: bool,
+    ) {
+        if status_wanted && quoted_status.is_none() {
             *quoted_status = quoted_status_in(output);
         }
         if let Some(name) = botocore_exception(output) {
