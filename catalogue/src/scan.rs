@@ -133,12 +133,12 @@ impl Wordings {
         // The table is walked here, a byte at a time: an error holds a couple of
         // wordings in a few hundred bytes, so the walk is nearly all the cost. A state
         // is a multiple of the table's stride (a power of two above every class), so
-        // the state and the byte's class are added by an or, which cannot overflow. The
-        // table's size is fixed, so masking the index (one instruction) stands in for
-        // the compare and branch of a bounds check; every state is inside the table
-        // already, so the mask changes nothing.
-        // The byte classes are read from the same table, so that the walk's values
-        // all stay in registers.
+        // the state and the byte's class are added by an or, which cannot overflow.
+        //
+        // The table's size is fixed, so masking the index (one instruction) stands in
+        // for the compare and branch of a bounds check; every state is inside the
+        // table already, so the mask changes nothing. The byte classes are read from
+        // the same table, so that the walk's values all stay in registers.
         let next: &[u32; TABLE_SIZE] = &table.next;
         let mut state = table.start;
         // A byte's offset is worked out only where a wording ends at it.
