@@ -143,26 +143,29 @@ pub(crate) fn safe_text(message: &str, max_chars: usize) -> String {
 /// Collapses whitespace and control characters to single spaces and keeps at most
 /// `max_chars` characters.
 fn collapse_and_cut(text: &str, max_chars: usize) -> String {
+    // The usual case: after any leading blanks, ASCII with single spaces only as far
+    // as the cut. The first `max_chars` bytes are the cause, and the text past them is
+    // not read.
+    let trimmed = text.trim_start_matches(|character: char| {
+        character.is_ascii_whitespace() || character.is_ascii_control()
+    });
+    let window = &trimmed.as_bytes()[..trimmed.len().min(max_chars + 1)];
+    // Branch-free folds (vectorized): all ASCII, no control character, no double
+    // space.
+    let plain = window
+        .iter()
+        .fold(true, |plain, byte| plain & (*byte >= 0x20) & (*byte < 0x7f));
+    let double_space = window
+        .iter()
+        .zip(window.iter().skip(1))
+        .fold(false, |found, (first, second)| {
+            found | ((*first == b' ') & (*second == b' '))
+        });
+    if plain && !double_space {
+        let cut = &trimmed[..window.len().min(max_chars)];
+        return cut.trim_end_matches(' ').to_owned();
+    }
     if text.is_ascii() {
-        // The usual case: single spaces only. The first `max_chars` bytes are the cause.
-        let trimmed = text.trim_start_matches(|character: char| {
-            character.is_ascii_whitespace() || character.is_ascii_control()
-        });
-        let window = &trimmed.as_bytes()[..trimmed.len().min(max_chars + 1)];
-        // Branch-free folds (vectorized): no control character, no double space.
-        let plain = window.iter().fold(true, |plain, byte| {
-            plain & (*byte >= 0x20) & (*byte != 0x7f)
-        });
-        let double_space = window
-            .iter()
-            .zip(window.iter().skip(1))
-            .fold(false, |found, (first, second)| {
-                found | ((*first == b' ') & (*second == b' '))
-            });
-        if plain && !double_space {
-            let cut = &trimmed[..window.len().min(max_chars)];
-            return cut.trim_end_matches(' ').to_owned();
-        }
         return collapse_ascii(text, max_chars);
     }
     if let Some(cut) = plain_prefix(text, max_chars) {
@@ -561,9 +564,10 @@ mod tests {
     use super::safe_cause;
 
     /// Text that is not ASCII is cut by counting the bytes that start characters where
-    /// it holds no blank but single spaces, and the cause is the one cut a character at
-    /// a time: every blank character, beside characters that share their first bytes
-    /// (a curly quote, an ideographic full stop, `é`, U+00A1), at the start, the end,
+    /// it holds no blank but single spaces, or as ASCII where it is ASCII as far as the
+    /// cut, and the cause is the one cut a character at a time: every blank character,
+    /// beside characters that share their first bytes (a curly quote, an ideographic
+    /// full stop, `é`, U+00A1), at the start, the end, after ASCII words and blanks,
     /// and on either side of the cut, for every cut up to past the end.
     #[test]
     fn plain_text_that_is_not_ascii_is_cut_as_a_character_at_a_time() {
@@ -577,7 +581,12 @@ mod tests {
             for second in pieces {
                 for third in pieces {
                     let text = format!("限{first}é{second}{second}x{third}");
-                    for texts in [text.clone(), format!("{first}{text}")] {
+                    for texts in [
+                        text.clone(),
+                        format!("{first}{text}"),
+                        format!("ab c{first}{text}"),
+                        format!(" \tab  {first}{text}"),
+                    ] {
                         for max_chars in 0..12 {
                             let expected = super::collapse_characters(&texts, max_chars);
                             assert_eq!(
