@@ -554,7 +554,7 @@ impl CompiledFamily {
         fragments.sort_unstable();
         // The end of the last fragment reported in the group, as (group, text, offset).
         let mut reported_to = (0, 0, 0);
-        for (group, text, start, Reverse(end), needle) in fragments {
+        for &(group, text, start, Reverse(end), needle) in &fragments {
             if (group, text, start) < reported_to {
                 continue;
             }
