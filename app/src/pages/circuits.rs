@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use serde::{Deserialize, Serialize};
 
-use crate::components::ErrorNotice;
+use crate::components::{CircuitReopens, CircuitTitle, ErrorNotice};
 use crate::server_fns::{close_circuit, load_circuits, set_pause};
 use crate::tasks::live::{use_reread_on_route_events, use_server_clock};
 use crate::tasks::words::{clock_time, relative};
@@ -146,14 +146,6 @@ fn Circuits(circuits: CircuitsView, close: CloseAction) -> impl IntoView {
     }
 }
 
-/// What a circuit closes, for people: "Claude Code (every model)".
-fn over_words(provider: &str, model: Option<&str>) -> String {
-    match model {
-        Some(model) => format!("{provider}: {model}"),
-        None => format!("{provider} (every model)"),
-    }
-}
-
 /// One open or half-open circuit, with its waiting routes and "Close now".
 #[component]
 fn OpenCircuit(
@@ -167,10 +159,7 @@ fn OpenCircuit(
         waiting,
         waiting_total,
     } = circuit;
-    let over = over_words(&circuit.provider, circuit.model.as_deref());
     let until = circuit.until;
-    let read_half_open = circuit.half_open;
-    let half_open = move || read_half_open || until.as_millis() <= now.get().as_millis();
     let probe = circuit.probe_task_id.clone().map(|id| {
         view! { <p class="task-facts"><a href=format!("/tasks/{id}")>"The task probing it"</a></p> }
     });
@@ -203,24 +192,11 @@ fn OpenCircuit(
     let labelled_by = label.clone();
     view! {
         <li class="overview-item" aria-labelledby=labelled_by>
-            <p class="task-title" id=label>
-                <span class=move || if half_open() { "badge state-retrying" } else { "badge state-waiting_for_reset" }>
-                    {move || if half_open() { "Half-open" } else { "Open" }}
-                </span>
-                " " {over}
-            </p>
+            <CircuitTitle circuit=circuit.clone() now id=label />
             <p class="task-facts">
                 "Opened by " <span class="code">{circuit.code.as_str()}</span>
                 " at " <time datetime=opened_at.to_string()>{clock_time(opened_at)}</time>
-                " · "
-                {move || {
-                    if until.as_millis() <= now.get().as_millis() {
-                        "one route may probe it now".to_owned()
-                    } else {
-                        format!("reopens {}", relative(until, now.get()))
-                    }
-                }}
-                " (" <time datetime=until.to_string()>{clock_time(until)}</time> ")"
+                " · " <CircuitReopens until now />
             </p>
             {waiting_view}
             {probe}

@@ -3,12 +3,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use policy::route::{ManualAction, RouteState};
 
-use crate::components::{BackoffPreview, ErrorNotice};
+use crate::components::{BackoffPreview, CircuitReopens, CircuitTitle, ErrorNotice};
 use crate::server_fns::{act_on_task, load_overview};
 use crate::tasks::live::{use_reread_on_route_events, use_server_clock};
-use crate::tasks::words::{
-    action_label, candidate_label, clock_time, countdown, relative, state_label,
-};
+use crate::tasks::words::{action_label, candidate_label, countdown, relative, state_label};
 
 /// `/`: what needs a person. Tasks held for one (why, and what can be done),
 /// tasks waiting (until when), open circuits (until when), the catalogue's
@@ -319,36 +317,17 @@ fn WaitingTask(task: TaskSummary, now: Signal<Timestamp>) -> impl IntoView {
 /// An open or half-open circuit: over what, why, and until when.
 #[component]
 fn CircuitItem(circuit: CircuitView, now: Signal<Timestamp>) -> impl IntoView {
-    let over = match &circuit.model {
-        Some(model) => format!("{}: {model}", circuit.provider),
-        None => format!("{} (every model)", circuit.provider),
-    };
     let until = circuit.until;
-    // Half-open once its time has come, on the page's clock as on the server's.
-    let read_half_open = circuit.half_open;
-    let half_open = move || read_half_open || until.as_millis() <= now.get().as_millis();
+    let code = circuit.code;
     let probe = circuit.probe_task_id.clone().map(|id| {
         view! { " · " <a href=format!("/tasks/{id}")>"the task probing it"</a> }
     });
     view! {
         <li class="overview-item">
-            <p class="task-title">
-                <span class=move || if half_open() { "badge state-retrying" } else { "badge state-waiting_for_reset" }>
-                    {move || if half_open() { "Half-open" } else { "Open" }}
-                </span>
-                " " {over}
-            </p>
+            <CircuitTitle circuit now />
             <p class="task-facts">
-                "Opened by " <span class="code">{circuit.code.as_str()}</span>
-                " · "
-                {move || {
-                    if until.as_millis() <= now.get().as_millis() {
-                        "one route may probe it now".to_owned()
-                    } else {
-                        format!("reopens {}", relative(until, now.get()))
-                    }
-                }}
-                " (" <time datetime=until.to_string()>{clock_time(until)}</time> ")"
+                "Opened by " <span class="code">{code.as_str()}</span>
+                " · " <CircuitReopens until now />
                 {probe}
             </p>
         </li>
