@@ -82,6 +82,8 @@ pub struct ReplayTaskView {
     pub candidate_index: u32,
     /// Whether the task had an enabled candidate after it (somewhere to skip to).
     pub has_next_candidate: bool,
+    /// A gateway call's deadline: no wait that would end after it is taken.
+    pub respond_by: Option<Timestamp>,
     /// Its first turn's calls on that candidate, in order, up to the one after
     /// which the route left it.
     pub calls: Vec<ReplayCallView>,

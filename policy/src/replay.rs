@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use policy::replay::{StoredCall, ReplayEnd, replay};
-//! use policy::{Classification, Confidence, PolicyDocument, SemanticCode};
+//! use policy::{Classification, Confidence, PolicyDocument, RouteTiming, SemanticCode};
 //! let overloaded = Classification::new(SemanticCode::Overloaded, Confidence::High);
 //! let calls = [
 //!     StoredCall::failed(overloaded, None, 200),
@@ -16,7 +16,7 @@
 //!     StoredCall::answered(300),
 //! ];
 //! // The default policy retries a transient failure after 0.5 s, then 1 s.
-//! let played = replay(&PolicyDocument::default(), &calls, true, 0);
+//! let played = replay(&PolicyDocument::default(), &calls, true, RouteTiming::default());
 //! assert_eq!(played.end, ReplayEnd::Answered);
 //! assert_eq!(played.steps.len(), 3);
 //! assert_eq!(played.elapsed_ms, 200 + 500 + 200 + 1_000 + 300);
@@ -119,18 +119,16 @@ pub struct Replay {
 
 /// What `policy` would have done with `calls` (a candidate's stored calls, in
 /// order, in one episode), `has_next_candidate` saying whether a skip has
-/// somewhere to go, its retries jittered by `jitter_seed` (the task's, as the
-/// engine seeds it: [`crate::backoff::jitter_seed`] of its id).
+/// somewhere to go, with the task's `timing` as the engine had it: its retries
+/// jittered by its seed ([`RouteTiming::for_task`]), and a gateway call's
+/// deadline, as milliseconds after the first call started, past which no wait
+/// is taken.
 pub fn replay(
     policy: &PolicyDocument,
     calls: &[StoredCall],
     has_next_candidate: bool,
-    jitter_seed: u64,
+    timing: RouteTiming,
 ) -> Replay {
-    let timing = RouteTiming {
-        respond_by_ms: None,
-        jitter_seed,
-    };
     let mut episode = Episode::default();
     let mut steps = Vec::new();
     let mut now_ms = 0_i64;
@@ -211,7 +209,12 @@ mod tests {
             StoredCall::failed(limited(), Some(30_000), 100),
             StoredCall::answered(100),
         ];
-        let played = replay(&PolicyDocument::default(), &calls, true, 0);
+        let played = replay(
+            &PolicyDocument::default(),
+            &calls,
+            true,
+            RouteTiming::default(),
+        );
         assert_eq!(
             played.steps[0].decision,
             Some(Decision::WaitForReset { until_ms: 30_100 })
@@ -233,15 +236,43 @@ mod tests {
         let mut quick = PolicyDocument::default();
         quick.transient.retry.enabled = false;
         quick.transient.on_exhausted = OnExhausted::Skip;
-        let played = replay(&quick, &calls, true, 0);
+        let played = replay(&quick, &calls, true, RouteTiming::default());
         assert_eq!((played.steps.len(), played.end), (1, ReplayEnd::Skipped));
         assert_eq!(played.elapsed_ms, 100);
-        let played = replay(&quick, &calls, false, 0);
+        let played = replay(&quick, &calls, false, RouteTiming::default());
         assert_eq!(played.end, ReplayEnd::Stopped(StopCause::Exhausted));
         // The default retries twice: a third call nothing stored answers.
-        let played = replay(&PolicyDocument::default(), &calls, true, 0);
+        let played = replay(
+            &PolicyDocument::default(),
+            &calls,
+            true,
+            RouteTiming::default(),
+        );
         assert_eq!(played.end, ReplayEnd::BeyondTheRecord);
         assert_eq!(played.elapsed_ms, 100 + 500 + 100 + 1_000);
+    }
+
+    #[test]
+    fn a_wait_past_a_gateway_calls_deadline_is_not_taken() {
+        // A reset 30 s after the failure; the caller waits 10 s in all.
+        let calls = [
+            StoredCall::failed(limited(), Some(30_000), 100),
+            StoredCall::answered(100),
+        ];
+        let mut skips = PolicyDocument::default();
+        skips.transient.on_exhausted = OnExhausted::Skip;
+        let deadline = RouteTiming {
+            respond_by_ms: Some(10_000),
+            jitter_seed: 0,
+        };
+        let played = replay(&skips, &calls, true, deadline);
+        assert_eq!(
+            (played.steps.len(), played.end, played.elapsed_ms),
+            (1, ReplayEnd::Skipped, 100)
+        );
+        // Without the deadline the same draft waits for the reset and answers.
+        let played = replay(&skips, &calls, true, RouteTiming::default());
+        assert_eq!(played.end, ReplayEnd::Answered);
     }
 
     #[test]
@@ -254,7 +285,12 @@ mod tests {
                 unsafe_effect: true,
             },
         }];
-        let played = replay(&PolicyDocument::default(), &calls, true, 0);
+        let played = replay(
+            &PolicyDocument::default(),
+            &calls,
+            true,
+            RouteTiming::default(),
+        );
         assert_eq!(played.end, ReplayEnd::Held(HoldCause::UnsafeEffect));
     }
 }

@@ -66,9 +66,16 @@ pub async fn dry_run(
 /// What `policy` would have done with `task`'s calls, beside what happened.
 pub fn compare(policy: &PolicyDocument, task: &ReplayTaskView) -> Compared {
     let calls: Vec<StoredCall> = task.calls.iter().map(stored_call).collect();
-    // Jittered retries land where the engine put this task's.
-    let seed = policy::backoff::jitter_seed(task.task_id.as_str());
-    let played = replay(policy, &calls, task.has_next_candidate, seed);
+    // Jittered retries land where the engine put this task's, and a gateway
+    // call's deadline is where it was, counted from the first call's start.
+    let first_ms = task.calls.first().map(|call| call.started_at.as_millis());
+    let timing = policy::RouteTiming::for_task(
+        task.task_id.as_str(),
+        task.respond_by
+            .zip(first_ms)
+            .map(|(by, first_ms)| by.as_millis() - first_ms),
+    );
+    let played = replay(policy, &calls, task.has_next_candidate, timing);
     let (then, then_end, then_ms) = then_words(&task.calls);
     Compared {
         task_id: task.task_id.clone(),
@@ -388,6 +395,7 @@ mod tests {
             created_at: Timestamp::from_millis(0),
             candidate_index: 0,
             has_next_candidate: true,
+            respond_by: None,
             calls: vec![
                 call(
                     0,

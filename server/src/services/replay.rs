@@ -120,6 +120,7 @@ fn replay_task(detail: &TaskDetail, query: &ReplayQuery) -> Option<ReplayTaskVie
         created_at: task.created_at,
         candidate_index: u32::try_from(candidate_index).unwrap_or(u32::MAX),
         has_next_candidate: task.next_enabled_after(candidate_index).is_some(),
+        respond_by: task.respond_by_ms().map(Timestamp::from_millis),
         calls,
     })
 }

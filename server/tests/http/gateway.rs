@@ -864,6 +864,24 @@ async fn a_wait_past_the_callers_deadline_is_not_taken() {
         .await;
     assert_eq!(task["route"]["state"], "stopped");
     assert_eq!(mock.hits(), 1, "no retry inside five seconds");
+    // The editor's dry run plays this call with the deadline it had.
+    let candidate = &task["candidates"][0];
+    let (status, replay) = api
+        .call(
+            Method::GET,
+            &format!(
+                "/api/replay?provider_id={}&model={}",
+                candidate["provider_id"].as_str().unwrap(),
+                candidate["model"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{replay}");
+    let at = |value: &Value| serde_json::from_value::<api::Timestamp>(value.clone()).unwrap();
+    let played = &replay["tasks"][0];
+    let deadline_ms = at(&played["respond_by"]).as_millis() - at(&played["created_at"]).as_millis();
+    assert!((5_000..6_000).contains(&deadline_ms), "{played}");
 }
 
 /// A profile's own deadline bounds its calls when the client names none: the
