@@ -21,6 +21,17 @@ pub(crate) fn field_errors(
     found
 }
 
+/// `value` as it is when its `validate()` finds nothing, or every error it
+/// finds, at the request's own paths.
+pub(crate) fn checked<T: validator::Validate>(value: T) -> Result<T, Vec<FieldError>> {
+    let errors = field_errors(value.validate(), &FieldPath::root());
+    if errors.is_empty() {
+        Ok(value)
+    } else {
+        Err(errors)
+    }
+}
+
 fn collect(errors: &ValidationErrors, path: &FieldPath, found: &mut Vec<FieldError>) {
     for (field, kind) in errors.errors() {
         let at = path.field(field);

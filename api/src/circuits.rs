@@ -116,12 +116,6 @@ impl CloseCircuitRequest {
     /// states is refused: a provider or model that names no open circuit
     /// (white space, say) is the 409 of a circuit that is not open.
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
-        use validator::Validate;
-        let errors = crate::checks::field_errors(self.validate(), &policy::FieldPath::root());
-        if errors.is_empty() {
-            Ok(self.clone())
-        } else {
-            Err(errors)
-        }
+        crate::checks::checked(self.clone())
     }
 }

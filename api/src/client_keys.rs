@@ -46,14 +46,10 @@ impl crate::read::Request for ClientKeyRequest {}
 impl ClientKeyRequest {
     /// Every error at once, or the request with its name trimmed.
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
-        let mut request = self.clone();
+        // The name is checked as sent (blank is refused), then kept trimmed.
+        let mut request = crate::checks::checked(self.clone())?;
         request.name = request.name.trim().to_owned();
-        let errors = crate::checks::field_errors(self.validate(), &policy::FieldPath::root());
-        if errors.is_empty() {
-            Ok(request)
-        } else {
-            Err(errors)
-        }
+        Ok(request)
     }
 }
 

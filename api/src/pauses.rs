@@ -58,13 +58,7 @@ impl PauseRequest {
     /// states is refused: pausing a provider id that names nothing stored is
     /// the 404 of a missing provider.
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
-        use validator::Validate;
-        let errors = crate::checks::field_errors(self.validate(), &policy::FieldPath::root());
-        if errors.is_empty() {
-            Ok(self.clone())
-        } else {
-            Err(errors)
-        }
+        crate::checks::checked(self.clone())
     }
 }
 

@@ -48,13 +48,7 @@ impl ReplayQuery {
     /// states is refused: a provider or model that names nothing stored
     /// (white space, say) has no calls to read.
     pub fn check(&self) -> Result<Self, Vec<policy::FieldError>> {
-        use validator::Validate;
-        let errors = crate::checks::field_errors(self.validate(), &policy::FieldPath::root());
-        if errors.is_empty() {
-            Ok(self.clone())
-        } else {
-            Err(errors)
-        }
+        crate::checks::checked(self.clone())
     }
 }
 
