@@ -1224,6 +1224,12 @@ mod tests {
         texts.push(format!("{}\n{}", "word ".repeat(409), "sk-abcdefghijkl"));
         texts.push("a\u{a0}".repeat(400));
         texts.push(format!("{}{}", " \n".repeat(1000), "word ".repeat(100)));
+        // Read whole at 2 KiB exactly; one byte more, and the last word is dropped.
+        for last in ["abc", "abcd"] {
+            let text = format!("{}{}{last}", " \n".repeat(1000), "word ".repeat(9));
+            assert_eq!(text.len(), 2045 + last.len());
+            texts.push(text);
+        }
         for text in &texts {
             let search_texts = super::SearchTexts::new(std::iter::once(text.as_str()));
             assert_eq!(
