@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use policy::replay::{StoredCall, ReplayEnd, replay};
-//! use policy::{Classification, Confidence, PolicyDocument, RouteTiming, SemanticCode};
+//! use policy::{Classification, Confidence, PolicyDocument, SemanticCode};
 //! let overloaded = Classification::new(SemanticCode::Overloaded, Confidence::High);
 //! let calls = [
 //!     StoredCall::failed(overloaded, None, 200),
@@ -16,7 +16,7 @@
 //!     StoredCall::answered(300),
 //! ];
 //! // The default policy retries a transient failure after 0.5 s, then 1 s.
-//! let played = replay(&PolicyDocument::default(), &calls, true, RouteTiming::default());
+//! let played = replay(&PolicyDocument::default(), &calls, true, 0);
 //! assert_eq!(played.end, ReplayEnd::Answered);
 //! assert_eq!(played.steps.len(), 3);
 //! assert_eq!(played.elapsed_ms, 200 + 500 + 200 + 1_000 + 300);
@@ -53,6 +53,9 @@ pub enum StoredOutcome {
         reset_in_ms: Option<i64>,
         /// Output or a tool effect came before the failure.
         unsafe_effect: bool,
+        /// A gateway call's deadline, as milliseconds after the call ended (as the
+        /// engine judged the failure against it): no wait ending past it is taken.
+        deadline_in_ms: Option<i64>,
     },
 }
 
@@ -74,6 +77,7 @@ impl StoredCall {
                 classification,
                 reset_in_ms,
                 unsafe_effect: false,
+                deadline_in_ms: None,
             },
         }
     }
@@ -119,15 +123,20 @@ pub struct Replay {
 
 /// What `policy` would have done with `calls` (a candidate's stored calls, in
 /// order, in one episode), `has_next_candidate` saying whether a skip has
-/// somewhere to go, with the task's `timing` as the engine had it: its retries
-/// jittered by its seed ([`RouteTiming::for_task`]), and a gateway call's
-/// deadline, as milliseconds after the first call started, past which no wait
-/// is taken.
+/// somewhere to go, its retries jittered by `jitter_seed` (the task's, as the
+/// engine seeds it: [`crate::backoff::jitter_seed`] of its id).
+///
+/// A stated reset and a gateway call's deadline each keep their distance from
+/// the end of the call they were judged after, wherever the draft's waits put
+/// that call: the replay's clock counts only the calls and the draft's waits,
+/// not the time a route spent held by another's circuit or a pause, so a
+/// distance from the first call would leave the draft more time than the
+/// engine had.
 pub fn replay(
     policy: &PolicyDocument,
     calls: &[StoredCall],
     has_next_candidate: bool,
-    timing: RouteTiming,
+    jitter_seed: u64,
 ) -> Replay {
     let mut episode = Episode::default();
     let mut steps = Vec::new();
@@ -135,7 +144,7 @@ pub fn replay(
     for (index, call) in calls.iter().enumerate() {
         let start_ms = now_ms;
         let end_ms = start_ms.saturating_add(call.took_ms.max(0));
-        let (classification, reset_in_ms, unsafe_effect) = match &call.outcome {
+        let (classification, reset_in_ms, unsafe_effect, deadline_in_ms) = match &call.outcome {
             StoredOutcome::Answered => {
                 steps.push(ReplayStep {
                     at_ms: start_ms,
@@ -152,7 +161,13 @@ pub fn replay(
                 classification,
                 reset_in_ms,
                 unsafe_effect,
-            } => (classification, reset_in_ms, *unsafe_effect),
+                deadline_in_ms,
+            } => (classification, reset_in_ms, *unsafe_effect, deadline_in_ms),
+        };
+        let timing = RouteTiming {
+            respond_by_ms: deadline_in_ms
+                .map(|deadline_in_ms| end_ms.saturating_add(deadline_in_ms)),
+            jitter_seed,
         };
         let mut judged = *classification;
         judged.reset_at_ms = reset_in_ms.map(|reset_in_ms| end_ms.saturating_add(reset_in_ms));
@@ -209,12 +224,7 @@ mod tests {
             StoredCall::failed(limited(), Some(30_000), 100),
             StoredCall::answered(100),
         ];
-        let played = replay(
-            &PolicyDocument::default(),
-            &calls,
-            true,
-            RouteTiming::default(),
-        );
+        let played = replay(&PolicyDocument::default(), &calls, true, 0);
         assert_eq!(
             played.steps[0].decision,
             Some(Decision::WaitForReset { until_ms: 30_100 })
@@ -236,43 +246,63 @@ mod tests {
         let mut quick = PolicyDocument::default();
         quick.transient.retry.enabled = false;
         quick.transient.on_exhausted = OnExhausted::Skip;
-        let played = replay(&quick, &calls, true, RouteTiming::default());
+        let played = replay(&quick, &calls, true, 0);
         assert_eq!((played.steps.len(), played.end), (1, ReplayEnd::Skipped));
         assert_eq!(played.elapsed_ms, 100);
-        let played = replay(&quick, &calls, false, RouteTiming::default());
+        let played = replay(&quick, &calls, false, 0);
         assert_eq!(played.end, ReplayEnd::Stopped(StopCause::Exhausted));
         // The default retries twice: a third call nothing stored answers.
-        let played = replay(
-            &PolicyDocument::default(),
-            &calls,
-            true,
-            RouteTiming::default(),
-        );
+        let played = replay(&PolicyDocument::default(), &calls, true, 0);
         assert_eq!(played.end, ReplayEnd::BeyondTheRecord);
         assert_eq!(played.elapsed_ms, 100 + 500 + 100 + 1_000);
     }
 
     #[test]
     fn a_wait_past_a_gateway_calls_deadline_is_not_taken() {
-        // A reset 30 s after the failure; the caller waits 10 s in all.
-        let calls = [
-            StoredCall::failed(limited(), Some(30_000), 100),
-            StoredCall::answered(100),
-        ];
+        // A reset 30 s after the failure; the caller's deadline 10 s after it.
+        let with_deadline = |deadline_in_ms| StoredCall {
+            took_ms: 100,
+            outcome: StoredOutcome::Failed {
+                classification: limited(),
+                reset_in_ms: Some(30_000),
+                unsafe_effect: false,
+                deadline_in_ms,
+            },
+        };
         let mut skips = PolicyDocument::default();
         skips.transient.on_exhausted = OnExhausted::Skip;
-        let deadline = RouteTiming {
-            respond_by_ms: Some(10_000),
-            jitter_seed: 0,
-        };
-        let played = replay(&skips, &calls, true, deadline);
+        let calls = [with_deadline(Some(10_000)), StoredCall::answered(100)];
+        let played = replay(&skips, &calls, true, 0);
         assert_eq!(
             (played.steps.len(), played.end, played.elapsed_ms),
             (1, ReplayEnd::Skipped, 100)
         );
-        // Without the deadline the same draft waits for the reset and answers.
-        let played = replay(&skips, &calls, true, RouteTiming::default());
+        // A deadline past the reset lets the same draft wait for it and answer.
+        let calls = [with_deadline(Some(40_000)), StoredCall::answered(100)];
+        let played = replay(&skips, &calls, true, 0);
         assert_eq!(played.end, ReplayEnd::Answered);
+    }
+
+    #[test]
+    fn a_deadline_keeps_its_distance_from_the_call_it_was_judged_after() {
+        // Overloaded, retried after 0.5 s; the retry came 9 s late (held by a
+        // circuit), 0.4 s before the caller's deadline, so the engine did not
+        // retry again after 1 s. The draft is judged the same, wherever its own
+        // clock puts the second call.
+        let overloaded = Classification::new(SemanticCode::Overloaded, Confidence::High);
+        let failed = |deadline_in_ms| StoredCall {
+            took_ms: 100,
+            outcome: StoredOutcome::Failed {
+                classification: overloaded,
+                reset_in_ms: None,
+                unsafe_effect: false,
+                deadline_in_ms: Some(deadline_in_ms),
+            },
+        };
+        let calls = [failed(9_900), failed(400), StoredCall::answered(100)];
+        let played = replay(&PolicyDocument::default(), &calls, true, 0);
+        assert_eq!(played.steps.len(), 2);
+        assert_eq!(played.end, ReplayEnd::Skipped);
     }
 
     #[test]
@@ -283,14 +313,10 @@ mod tests {
                 classification: limited(),
                 reset_in_ms: None,
                 unsafe_effect: true,
+                deadline_in_ms: None,
             },
         }];
-        let played = replay(
-            &PolicyDocument::default(),
-            &calls,
-            true,
-            RouteTiming::default(),
-        );
+        let played = replay(&PolicyDocument::default(), &calls, true, 0);
         assert_eq!(played.end, ReplayEnd::Held(HoldCause::UnsafeEffect));
     }
 }

@@ -5,7 +5,7 @@
 //! calls and playing them is one lazy function ([`dry_run`]), split into a chunk
 //! of its own that the first press of the button fetches.
 
-use api::{ApiError, ProviderId, ReplayCallView, ReplayQuery, ReplayTaskView, TaskId};
+use api::{ApiError, ProviderId, ReplayCallView, ReplayQuery, ReplayTaskView, TaskId, Timestamp};
 use leptos::prelude::*;
 use policy::replay::{Replay, ReplayEnd, StoredCall, StoredOutcome, replay};
 use policy::{Classification, Confidence, Decision, PolicyDocument, format_duration_ms};
@@ -65,17 +65,14 @@ pub async fn dry_run(
 
 /// What `policy` would have done with `task`'s calls, beside what happened.
 pub fn compare(policy: &PolicyDocument, task: &ReplayTaskView) -> Compared {
-    let calls: Vec<StoredCall> = task.calls.iter().map(stored_call).collect();
-    // Jittered retries land where the engine put this task's, and a gateway
-    // call's deadline is where it was, counted from the first call's start.
-    let first_ms = task.calls.first().map(|call| call.started_at.as_millis());
-    let timing = policy::RouteTiming::for_task(
-        task.task_id.as_str(),
-        task.respond_by
-            .zip(first_ms)
-            .map(|(by, first_ms)| by.as_millis() - first_ms),
-    );
-    let played = replay(policy, &calls, task.has_next_candidate, timing);
+    let calls: Vec<StoredCall> = task
+        .calls
+        .iter()
+        .map(|call| stored_call(call, task.respond_by))
+        .collect();
+    // Jittered retries land where the engine put this task's.
+    let seed = policy::backoff::jitter_seed(task.task_id.as_str());
+    let played = replay(policy, &calls, task.has_next_candidate, seed);
     let (then, then_end, then_ms) = then_words(&task.calls);
     Compared {
         task_id: task.task_id.clone(),
@@ -89,7 +86,9 @@ pub fn compare(policy: &PolicyDocument, task: &ReplayTaskView) -> Compared {
     }
 }
 
-fn stored_call(call: &ReplayCallView) -> StoredCall {
+/// A stored call as the replay plays it: a stated reset and a gateway call's
+/// deadline each as a distance from its end.
+fn stored_call(call: &ReplayCallView, respond_by: Option<Timestamp>) -> StoredCall {
     let took_ms = call.finished_at.as_millis() - call.started_at.as_millis();
     match (call.outcome.as_str(), call.code) {
         ("failed", Some(code)) => StoredCall {
@@ -103,6 +102,7 @@ fn stored_call(call: &ReplayCallView) -> StoredCall {
                     .reset_at
                     .map(|reset| reset.as_millis() - call.finished_at.as_millis()),
                 unsafe_effect: call.unsafe_effect,
+                deadline_in_ms: respond_by.map(|by| by.as_millis() - call.finished_at.as_millis()),
             },
         },
         _ => StoredCall::answered(took_ms),
@@ -362,7 +362,6 @@ fn DryRunResults(tasks: Vec<Compared>, left_out: RwSignal<Vec<TaskId>>) -> impl 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use api::Timestamp;
     use policy::{OnExhausted, SemanticCode};
 
     fn call(
@@ -383,6 +382,48 @@ mod tests {
             decision: decision.map(str::to_owned),
             next_at: next.map(Timestamp::from_millis),
         }
+    }
+
+    #[test]
+    fn an_unchanged_draft_keeps_a_gateway_calls_deadline_after_a_late_retry() {
+        // A gateway call due 10 s after its first call. Its first retry came 8.9 s
+        // late (held by a circuit), and the engine, at 9.6 s, would not take the
+        // second retry (due at 10.6 s): it skipped. The saved policy, replayed,
+        // does the same, though its own clock puts the second call at 0.6 s.
+        let task = ReplayTaskView {
+            task_id: TaskId::new("t1"),
+            profile_name: "p".into(),
+            prompt: "Hello".into(),
+            created_at: Timestamp::from_millis(0),
+            candidate_index: 0,
+            has_next_candidate: true,
+            respond_by: Some(Timestamp::from_millis(10_000)),
+            calls: vec![
+                call(
+                    0,
+                    100,
+                    Some(SemanticCode::Overloaded),
+                    Some("retry"),
+                    Some(600),
+                ),
+                call(
+                    9_500,
+                    100,
+                    Some(SemanticCode::Overloaded),
+                    Some("skip"),
+                    None,
+                ),
+            ],
+        };
+        let same = compare(&PolicyDocument::default(), &task);
+        assert_eq!(same.draft_end, same.then_end, "{same:?}");
+        assert!(!same.differs(), "{same:?}");
+        // Without the deadline the draft would retry again.
+        let unbounded = ReplayTaskView {
+            respond_by: None,
+            ..task
+        };
+        assert!(compare(&PolicyDocument::default(), &unbounded).differs());
     }
 
     #[test]
