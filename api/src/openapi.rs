@@ -592,6 +592,35 @@ mod tests {
             escalation["properties"]["max_escalations"]["minimum"].as_u64(),
             Some(policy::MAX_ESCALATIONS_BOUNDS.min)
         );
+        // Close now's model, and the dry run's query (its parameters' schemas).
+        let close = json(crate::CloseCircuitRequest::schema());
+        let model = policy::MODEL_MAX_CHARS as u64;
+        assert_eq!(
+            close["properties"]["model"]["maxLength"].as_u64(),
+            Some(model)
+        );
+        let parameters =
+            serde_json::to_value(<crate::ReplayQuery as utoipa::IntoParams>::into_params(
+                || Some(utoipa::openapi::path::ParameterIn::Query),
+            ))
+            .unwrap();
+        let bound = |name: &str, bound: &str| {
+            parameters
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|parameter| parameter["name"] == name)
+                .and_then(|parameter| parameter["schema"][bound].as_u64())
+        };
+        assert_eq!(
+            bound("provider_id", "maxLength"),
+            Some(crate::ID_MAX_CHARS as u64)
+        );
+        assert_eq!(bound("model", "maxLength"), Some(model));
+        assert_eq!(
+            bound("limit", "maximum"),
+            Some(u64::from(crate::REPLAY_TASKS_MAX))
+        );
     }
 
     /// The document's patterns say exactly what the checks do: each row is a

@@ -695,10 +695,36 @@ async fn pauses_circuits_and_replay_refuse_at_their_fields_and_change_nothing() 
             format!("provider_id={id}&model=m&modle=m"),
             ("modle", "unknown_field"),
         ),
-        (format!("provider_id={id}&model=m&limit=ten"), ("", "type")),
+        (
+            format!("provider_id={id}&model=m&limit=ten"),
+            ("limit", "type"),
+        ),
+        // A name or a value the caller wrote is never read as the reader's words.
+        (
+            format!("provider_id={id}&model=m&missing%20field%20%60limit=1"),
+            ("missing field `limit", "unknown_field"),
+        ),
+        (
+            format!("provider_id={id}&model=m&a%60b%60,%20expected%20=1"),
+            ("a`b`, expected ", "unknown_field"),
+        ),
     ] {
         let (status, body) = api
             .call(Method::GET, &format!("/api/replay?{query}"), None)
+            .await;
+        assert_eq!(
+            (status, fields(&body)),
+            (StatusCode::UNPROCESSABLE_ENTITY, pairs(&[expected])),
+            "{query}"
+        );
+    }
+    for (query, expected) in [
+        ("state=bogus", ("state", "enum")),
+        ("state=missing%20field%20%60limit", ("state", "enum")),
+        ("state=unknown%20field%20%60cursor", ("state", "enum")),
+    ] {
+        let (status, body) = api
+            .call(Method::GET, &format!("/api/tasks?{query}"), None)
             .await;
         assert_eq!(
             (status, fields(&body)),

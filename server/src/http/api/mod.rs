@@ -120,23 +120,61 @@ pub fn router(keys: &KeyEnvRules) -> Router<AppState> {
         .route("/api/{*rest}", any(no_such_route))
 }
 
-/// A query string that does not read as its type: a 422 that says why, at the
-/// parameter when the reader names one (a missing or an unknown one).
+/// A query string that does not read as its type: a 422 at the parameter the
+/// reader names (axum's `Query` reads through `serde_path_to_error`): a missing
+/// one is `required`, one the endpoint does not take `unknown_field`, a value
+/// outside an enumeration `enum`, any other value `type`.
 fn query_refused(rejection: axum::extract::rejection::QueryRejection) -> AppError {
-    let text = rejection.body_text();
-    let named = |prefix: &str| {
-        let rest = &text[text.find(prefix)? + prefix.len()..];
-        Some(rest[..rest.find('`')?].to_owned())
+    type Refusal = serde_path_to_error::Error<serde::de::value::Error>;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&rejection);
+    let refusal = std::iter::from_fn(|| {
+        let error = source?;
+        source = error.source();
+        Some(error)
+    })
+    .find_map(|error| error.downcast_ref::<Refusal>());
+    let Some(refusal) = refusal else {
+        return AppError::from(vec![api::FieldError::new(
+            &api::FieldPath::root(),
+            api::ErrorCode::Type,
+            rejection.body_text(),
+        )]);
     };
+    let message = refusal.inner().to_string();
     let root = api::FieldPath::root();
-    let (path, code) = if let Some(name) = named("missing field `") {
+    // serde names a missing or an unknown field in its message, at the path of
+    // the struct that holds it (the query's root): a missing one is ours, up to
+    // its closing backtick; an unknown one is the caller's and may hold
+    // backticks, so it ends at the last "`, expected " (the list of the names
+    // expected holds none).
+    let named = |prefix: &str, end: &str| {
+        let rest = message.strip_prefix(prefix)?;
+        Some(rest[..rest.rfind(end)?].to_owned())
+    };
+    let (path, code) = if let Some(name) = named("missing field `", "`") {
         (root.field(&name), api::ErrorCode::Required)
-    } else if let Some(name) = named("unknown field `") {
+    } else if let Some(name) = named("unknown field `", "`, expected ")
+        .or_else(|| named("unknown field `", "`, there are no fields"))
+    {
         (root.field(&name), api::ErrorCode::UnknownField)
     } else {
-        (root, api::ErrorCode::Type)
+        let path = refusal
+            .path()
+            .iter()
+            .fold(root, |path, segment| match segment {
+                serde_path_to_error::Segment::Seq { index } => path.index(*index),
+                serde_path_to_error::Segment::Map { key } => path.field(key),
+                serde_path_to_error::Segment::Enum { variant } => path.field(variant),
+                serde_path_to_error::Segment::Unknown => path,
+            });
+        let code = if message.starts_with("unknown variant") {
+            api::ErrorCode::Enum
+        } else {
+            api::ErrorCode::Type
+        };
+        (path, code)
     };
-    AppError::from(vec![api::FieldError::new(&path, code, text)])
+    AppError::from(vec![api::FieldError::new(&path, code, message)])
 }
 
 async fn no_such_route() -> AppError {

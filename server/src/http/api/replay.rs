@@ -15,7 +15,7 @@ use crate::services::Services;
 #[utoipa::path(get, path = "/api/replay", tag = "profiles", params(ReplayQuery),
     responses(
         (status = 200, description = "The tasks and their calls", body = ReplayView),
-        (status = 422, description = "A missing provider or model, or a bad limit", body = ApiError),
+        (status = 422, description = "A provider or model missing, empty or too long, or a limit out of range", body = ApiError),
     ))]
 pub async fn replay(
     State(services): State<Services>,
