@@ -11,29 +11,17 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
+#[path = "support/json_files.rs"]
+mod json_files;
+
+use json_files::json_files;
+
 /// Fixtures without `observed_at` are classified at this time: 2026-11-30T02:00:00Z.
 const NOW_MS: i64 = 1_796_004_000_000;
-
-fn json_files(dir: &Path, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            json_files(&path, into);
-        } else if path
-            .extension()
-            .is_some_and(|extension| extension == "json")
-        {
-            into.push(path);
-        }
-    }
-}
 
 #[derive(Default)]
 struct Tally {

@@ -12,9 +12,14 @@
 //!     fixtures/providers fixtures/held_out fixtures/known_misses > after.txt
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
+
+#[path = "support/json_files.rs"]
+mod json_files;
+
+use json_files::json_files;
 
 /// Evidence without `observed_at` is classified at this time: 2026-11-30T02:00:00Z.
 const NOW_MS: i64 = 1_796_004_000_000;
@@ -30,23 +35,6 @@ const FAMILIES: [&str; 8] = [
     "other",
     "bedrock",
 ];
-
-fn json_files(dir: &Path, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            json_files(&path, into);
-        } else if path
-            .extension()
-            .is_some_and(|extension| extension == "json")
-        {
-            into.push(path);
-        }
-    }
-}
 
 /// The evidence as the fixture holds it, then its variants.
 fn variants(evidence: &Value) -> Vec<Value> {

@@ -364,6 +364,21 @@ mod tests {
     use super::*;
     use policy::{OnExhausted, SemanticCode};
 
+    /// A task of these calls on its first candidate, with a next one to skip to,
+    /// and a gateway call's deadline `respond_by` (unix milliseconds) or none.
+    fn task_of(respond_by: Option<i64>, calls: Vec<ReplayCallView>) -> ReplayTaskView {
+        ReplayTaskView {
+            task_id: TaskId::new("t1"),
+            profile_name: "p".into(),
+            prompt: "Hello".into(),
+            created_at: Timestamp::from_millis(0),
+            candidate_index: 0,
+            has_next_candidate: true,
+            respond_by: respond_by.map(Timestamp::from_millis),
+            calls,
+        }
+    }
+
     fn call(
         at: i64,
         took: i64,
@@ -390,15 +405,9 @@ mod tests {
         // late (held by a circuit), and the engine, at 9.6 s, would not take the
         // second retry (due at 10.6 s): it skipped. The saved policy, replayed,
         // does the same, though its own clock puts the second call at 0.6 s.
-        let task = ReplayTaskView {
-            task_id: TaskId::new("t1"),
-            profile_name: "p".into(),
-            prompt: "Hello".into(),
-            created_at: Timestamp::from_millis(0),
-            candidate_index: 0,
-            has_next_candidate: true,
-            respond_by: Some(Timestamp::from_millis(10_000)),
-            calls: vec![
+        let task = task_of(
+            Some(10_000),
+            vec![
                 call(
                     0,
                     100,
@@ -414,7 +423,7 @@ mod tests {
                     None,
                 ),
             ],
-        };
+        );
         let same = compare(&PolicyDocument::default(), &task);
         assert_eq!(same.draft_end, same.then_end, "{same:?}");
         assert!(!same.differs(), "{same:?}");
@@ -429,15 +438,9 @@ mod tests {
     #[test]
     fn a_draft_that_skips_at_once_is_compared_with_the_retries_that_happened() {
         // Then: overloaded, retried after 0.5 s, overloaded, retried after 1 s, answered.
-        let task = ReplayTaskView {
-            task_id: TaskId::new("t1"),
-            profile_name: "p".into(),
-            prompt: "Hello".into(),
-            created_at: Timestamp::from_millis(0),
-            candidate_index: 0,
-            has_next_candidate: true,
-            respond_by: None,
-            calls: vec![
+        let task = task_of(
+            None,
+            vec![
                 call(
                     0,
                     100,
@@ -454,7 +457,7 @@ mod tests {
                 ),
                 call(1_700, 300, None, None, None),
             ],
-        };
+        );
         let same = compare(&PolicyDocument::default(), &task);
         assert_eq!(
             same.then,
