@@ -7,6 +7,10 @@ use std::borrow::Cow;
 use policy::{ErrorCode, FieldError, FieldPath};
 use validator::{ValidationError, ValidationErrors, ValidationErrorsKind};
 
+/// The id and model bounds, in the type `validator` compares lengths with.
+pub(crate) const ID_MAX: u64 = crate::ids::ID_MAX_CHARS as u64;
+pub(crate) const MODEL_MAX: u64 = policy::MODEL_MAX_CHARS as u64;
+
 /// Every error of a `validate()` call, at paths under `path`, sorted by path
 /// (the reader then puts them in field order).
 pub(crate) fn field_errors(

@@ -4,13 +4,10 @@
 use policy::SemanticCode;
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{ID_MAX_CHARS, ProviderId, TaskId};
+use crate::checks::{ID_MAX, MODEL_MAX};
+use crate::ids::{ProviderId, TaskId};
 use crate::overview::CircuitView;
 use crate::time::Timestamp;
-
-// The bounds in the types `validator` compares with.
-const ID_MAX: u64 = ID_MAX_CHARS as u64;
-const MODEL_MAX: u64 = policy::MODEL_MAX_CHARS as u64;
 
 /// How far back the circuits page's history goes: a day.
 pub const CIRCUIT_HISTORY_MS: i64 = 24 * 60 * 60 * 1000;

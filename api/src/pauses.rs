@@ -5,11 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{ID_MAX_CHARS, ProviderId};
+use crate::checks::ID_MAX;
+use crate::ids::ProviderId;
 use crate::time::Timestamp;
-
-// The bound in the type `validator` compares with.
-const ID_MAX: u64 = ID_MAX_CHARS as u64;
 
 /// What is paused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,21 +4,18 @@
 
 use policy::{
     CEILING_TOKENS_BOUNDS, ErrorCode, EscalationSettings, FieldError, FieldPath,
-    MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BOUNDS, MODEL_MAX_CHARS, NAME_MAX_CHARS, PolicyDocument,
-    normalize_policy,
+    MAX_ESCALATIONS_BOUNDS, MAX_TOKENS_BOUNDS, NAME_MAX_CHARS, PolicyDocument, normalize_policy,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use validator::Validate;
 
-use crate::checks::field_errors;
-use crate::ids::{CandidateId, ID_MAX_CHARS, ProfileId, ProviderId, Revision};
+use crate::checks::{ID_MAX, MODEL_MAX, field_errors};
+use crate::ids::{CandidateId, ProfileId, ProviderId, Revision};
 use crate::providers::with_revision;
 use crate::time::Timestamp;
 
-// The bounds in the types `validator` compares with.
-const ID_MAX: u64 = ID_MAX_CHARS as u64;
-const MODEL_MAX: u64 = MODEL_MAX_CHARS as u64;
+// The bound in the type `validator` compares with.
 const NAME_MAX: u64 = NAME_MAX_CHARS as u64;
 
 /// The longest a profile may let a gateway call wait by default, in seconds

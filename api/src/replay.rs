@@ -5,12 +5,9 @@
 use policy::{Confidence, SemanticCode};
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{ID_MAX_CHARS, ProviderId, TaskId};
+use crate::checks::{ID_MAX, MODEL_MAX};
+use crate::ids::{ProviderId, TaskId};
 use crate::time::Timestamp;
-
-// The bounds in the types `validator` compares with.
-const ID_MAX: u64 = ID_MAX_CHARS as u64;
-const MODEL_MAX: u64 = policy::MODEL_MAX_CHARS as u64;
 
 /// How many tasks a dry run reads when it is not told.
 pub const REPLAY_TASKS_DEFAULT: u32 = 10;

@@ -7,13 +7,14 @@ use policy::{Class, Confidence, OnExhausted, SemanticCode};
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
+use crate::checks::ID_MAX;
 use crate::ids::{AttemptId, CandidateId, Generation, ID_MAX_CHARS, ProfileId, ProviderId, TaskId};
 use crate::time::Timestamp;
 
 /// The longest prompt a turn may carry, in characters.
 pub const PROMPT_MAX_CHARS: usize = 100_000;
 
-const ID_MAX: u64 = ID_MAX_CHARS as u64;
+// The bound in the type `validator` compares with.
 const PROMPT_MAX: u64 = PROMPT_MAX_CHARS as u64;
 
 /// A task to start: a prompt routed through a dynamic profile's candidates.
