@@ -140,35 +140,83 @@ impl Wordings {
         // table already, so the mask changes nothing. The byte classes are read from
         // the same table, so that the walk's values all stay in registers.
         let next: &[u32; TABLE_SIZE] = &table.next;
-        let mut state = table.start;
-        // A byte's offset is worked out only where a wording ends at it.
-        let mut step = |byte: u8, at: &dyn Fn() -> usize| {
+        let step = |state: u32, byte: u8| {
             let class = next[CLASSES_FROM + usize::from(byte)];
-            state = next[(state | class) as usize & (TABLE_SIZE - 1)];
-            if state < table.matching_below {
-                self.record(&mut scan, state, at(), texts);
-            }
+            next[(state | class) as usize & (TABLE_SIZE - 1)]
         };
-        // Four bytes a turn of the loop: its count and test are paid once for four.
-        let (quads, rest) = haystack.as_chunks::<4>();
-        for (quad_index, quad) in quads.iter().enumerate() {
-            for (offset, byte) in quad.iter().enumerate() {
-                step(*byte, &|| quad_index * 4 + offset);
+        // Each byte's step waits for the step before (a load from the table), so
+        // one walk leaves the core idle most of the time. The texts are cut into
+        // `WALKS` shares, walked at once, each from the start state: the later
+        // shares' walks guess that no wording began before their share. Each guess is
+        // then checked in order, from where the walk before truly ended (below).
+        let shares: [std::ops::Range<usize>; WALKS] = std::array::from_fn(|share| {
+            haystack.len() * share / WALKS..haystack.len() * (share + 1) / WALKS
+        });
+        let shortest = haystack.len() / WALKS;
+        let heads = shares
+            .clone()
+            .map(|share| &haystack[share.start..share.start + shortest]);
+        let mut ends = [table.start; WALKS];
+        for offset in 0..shortest {
+            for walk in 0..WALKS {
+                ends[walk] = step(ends[walk], heads[walk][offset]);
+            }
+            for walk in 0..WALKS {
+                if ends[walk] < table.matching_below {
+                    self.record(&mut scan, ends[walk], shares[walk].start + offset, 0, texts);
+                }
             }
         }
-        for (offset, byte) in rest.iter().enumerate() {
-            step(*byte, &|| quads.len() * 4 + offset);
+        for walk in 0..WALKS {
+            for last in shares[walk].start + shortest..shares[walk].end {
+                ends[walk] = step(ends[walk], haystack[last]);
+                if ends[walk] < table.matching_below {
+                    self.record(&mut scan, ends[walk], last, 0, texts);
+                }
+            }
+        }
+        // A share's walk is in the true state (that of one walk from the beginning)
+        // once the true state's wording prefix lies inside the share: a walk
+        // that read `read` bytes of its share holds the longest prefix among them,
+        // and the true one, if no longer, is among them. Until then the true walk
+        // is taken again from where the share before truly ended, and records only
+        // the wordings begun before the share, which the guess could not see.
+        let mut truly = ends[0];
+        for walk in 1..WALKS {
+            let share = &shares[walk];
+            let mut state = truly;
+            let mut read = 0;
+            while usize::from(table.depth(state)) > read && share.start + read < share.end {
+                let last = share.start + read;
+                state = step(state, haystack[last]);
+                read += 1;
+                if state < table.matching_below {
+                    self.record(&mut scan, state, last, read, texts);
+                }
+            }
+            truly = if usize::from(table.depth(state)) <= read {
+                ends[walk]
+            } else {
+                state
+            };
         }
         scan.hits
             .sort_unstable_by_key(|hit| (hit.pattern, hit.text, hit.start));
         scan
     }
 
-    /// Records the wordings that end with byte `last` of the joined texts, where the
-    /// walk reached `state`. Apart from the walk, which it would otherwise crowd out
-    /// of registers.
+    /// Records the wordings longer than `longer_than` bytes that end with byte `last`
+    /// of the joined texts, where the walk reached `state`. Apart from the walk, which
+    /// it would otherwise crowd out of registers.
     #[inline(never)]
-    fn record(&self, scan: &mut Scan, state: u32, last: usize, texts: &SearchTexts) {
+    fn record(
+        &self,
+        scan: &mut Scan,
+        state: u32,
+        last: usize,
+        longer_than: usize,
+        texts: &SearchTexts,
+    ) {
         let table = &self.searcher;
         let end = last + 1;
         let text = texts.text_at(end);
@@ -177,6 +225,9 @@ impl Wordings {
         let ends_here = table.ends_from[matching] as usize..table.ends_from[matching + 1] as usize;
         for id in &table.ends[ends_here] {
             let id = usize::from(*id);
+            if usize::from(table.lengths[id]) <= longer_than {
+                continue;
+            }
             scan.found[id / 64] |= 1 << (id % 64);
             scan.hits.push(Hit {
                 pattern: id as u16,
@@ -218,9 +269,17 @@ struct Table {
     ends_from: Vec<u32>,
     /// Each wording's length in bytes, by id.
     lengths: Vec<u16>,
+    /// Each state's depth, by state number (over the stride): the length of the
+    /// longest wording prefix that the bytes leading to it end with.
+    depths: Vec<u8>,
 }
 
 impl Table {
+    /// The depth of `state` (see [`Table::depths`]).
+    fn depth(&self, state: u32) -> u8 {
+        self.depths[(state >> self.stride_log2) as usize]
+    }
+
     fn of(dfa: &DFA, patterns: &[&str]) -> Self {
         // One byte of each class: the first byte no wording holds, for class 0.
         let mut classes = [0_u8; 256];
@@ -240,6 +299,9 @@ impl Table {
             .start_state(Anchored::No)
             .expect("the DFA is unanchored");
         let mut reached = vec![start];
+        // The fewest bytes from the start to each state, which is its depth: no
+        // walk of fewer bytes holds a longer prefix, and the prefix itself leads there.
+        let mut distance = HashMap::from([(start, 0_u8)]);
         let mut seen = vec![false; start.as_usize() + 1];
         seen[start.as_usize()] = true;
         let mut index = 0;
@@ -253,6 +315,8 @@ impl Table {
                 if !seen[next.as_usize()] {
                     seen[next.as_usize()] = true;
                     reached.push(next);
+                    let depth = distance[&state].checked_add(1).expect("a short wording");
+                    distance.insert(next, depth);
                 }
             }
         }
@@ -301,9 +365,13 @@ impl Table {
                 .iter()
                 .map(|pattern| u16::try_from(pattern.len()).expect("a short wording"))
                 .collect(),
+            depths: order.iter().map(|state| distance[state]).collect(),
         }
     }
 }
+
+/// How many walks [`Wordings::scan`] takes at once.
+const WALKS: usize = 4;
 
 /// Where one wording occurs.
 #[derive(Debug, Clone, Copy)]
@@ -424,5 +492,74 @@ mod tests {
             .map(|hit| (hit.text, hit.start))
             .collect();
         assert_eq!(places, [(1, 5), (1, 29)]);
+    }
+
+    /// The walks that start inside the texts, and their checks, find what one walk from
+    /// the beginning finds: every occurrence, the same places, over texts of wordings,
+    /// their beginnings and ends, and bytes no wording holds, cut at every length, so
+    /// that wordings run across every share's first byte. The reference is
+    /// aho-corasick's own overlapping search.
+    #[test]
+    fn the_walks_at_once_find_what_one_walk_finds() {
+        let mut patterns = vec![""; WORDINGS.len()];
+        for (pattern, id) in &WORDINGS.ids {
+            patterns[usize::from(*id)] = pattern;
+        }
+        let reference = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .build(&patterns)
+            .expect("the wordings build");
+        let mut seed = 0x5eed_u64;
+        let mut random = |below: usize| {
+            // splitmix64
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut mixed = seed;
+            mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((mixed ^ (mixed >> 31)) % below as u64) as usize
+        };
+        let fillers = [" ", "x", "{", "1", ": ", "\"", "额度", "é"];
+        let mut checked_hits = 0;
+        for _ in 0..4000 {
+            let mut texts = Vec::new();
+            for _ in 0..1 + random(3) {
+                let mut text = String::new();
+                for _ in 0..random(12) {
+                    let pattern = patterns[random(patterns.len())];
+                    let mut cuts = (0..=pattern.len()).filter(|at| pattern.is_char_boundary(*at));
+                    let skip = random(3);
+                    match random(4) {
+                        0 => text.push_str(&pattern[..cuts.rev().nth(skip).unwrap_or(0)]),
+                        1 => text.push_str(&pattern[cuts.nth(skip).unwrap_or(0)..]),
+                        2 => text.push_str(fillers[random(fillers.len())]),
+                        _ => text.push_str(pattern),
+                    }
+                }
+                texts.push(text);
+            }
+            let texts = SearchTexts::new(texts.iter().map(String::as_str));
+            let joined = texts.joined();
+            let mut expected: Vec<(usize, usize, usize)> = reference
+                .find_overlapping_iter(joined)
+                .map(|found| {
+                    let text = texts.text_at(found.end());
+                    let from = texts.range(text).start;
+                    (found.pattern().as_usize(), text, found.start() - from)
+                })
+                .collect();
+            expected.sort_unstable();
+            let found: Vec<(usize, usize, usize)> = WORDINGS
+                .scan(&texts)
+                .hits
+                .iter()
+                .map(|hit| (usize::from(hit.pattern), hit.text, hit.start))
+                .collect();
+            assert_eq!(found, expected, "{joined:?}");
+            checked_hits += expected.len();
+        }
+        assert!(
+            checked_hits > 10_000,
+            "the texts hold wordings: {checked_hits}"
+        );
     }
 }
