@@ -157,6 +157,9 @@ impl Wordings {
             .clone()
             .map(|share| &haystack[share.start..share.start + shortest]);
         let mut ends = [table.start; WALKS];
+        // One offset into every walk's bytes at once: an iterator per walk, zipped,
+        // kept the iterators' state in memory rather than in registers.
+        #[allow(clippy::needless_range_loop)]
         for offset in 0..shortest {
             for walk in 0..WALKS {
                 ends[walk] = step(ends[walk], heads[walk][offset]);
@@ -168,8 +171,10 @@ impl Wordings {
             }
         }
         for walk in 0..WALKS {
-            for last in shares[walk].start + shortest..shares[walk].end {
-                ends[walk] = step(ends[walk], haystack[last]);
+            let from = shares[walk].start + shortest;
+            for (offset, byte) in haystack[from..shares[walk].end].iter().enumerate() {
+                let last = from + offset;
+                ends[walk] = step(ends[walk], *byte);
                 if ends[walk] < table.matching_below {
                     self.record(&mut scan, ends[walk], last, 0, texts);
                 }
