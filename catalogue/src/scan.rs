@@ -84,6 +84,12 @@ impl Wordings {
             !patterns.iter().any(|pattern| pattern.contains(SEPARATOR)),
             "no wording holds the texts' separator"
         );
+        // A wording is recorded only where it is longer than the bytes a check reads
+        // again (none, for the walks themselves), which an empty one never is.
+        assert!(
+            !patterns.iter().any(|pattern| pattern.is_empty()),
+            "no wording is empty"
+        );
         // Every occurrence of every wording, in one pass: a DFA, searched overlapping
         // (a wording inside a longer one is found too).
         // Without a prefilter (most bytes start some wording, so it would stop at
@@ -181,9 +187,9 @@ impl Wordings {
             }
         }
         // A share's walk is in the true state (that of one walk from the beginning)
-        // once the true state's wording prefix lies inside the share: a walk
-        // that read `read` bytes of its share holds the longest prefix among them,
-        // and the true one, if no longer, is among them. Until then the true walk
+        // once the true state's wording prefix lies inside the share: a walk that
+        // read `read` bytes of its share holds the longest wording prefix those bytes
+        // end with, and the true one, if no longer, is among them. Until then the true walk
         // is taken again from where the share before truly ended, and records only
         // the wordings begun before the share, which the guess could not see.
         let mut truly = ends[0];
@@ -501,7 +507,7 @@ mod tests {
 
     /// The walks that start inside the texts, and their checks, find what one walk from
     /// the beginning finds: every occurrence, the same places, over texts of wordings,
-    /// their beginnings and ends, and bytes no wording holds, cut at every length, so
+    /// their beginnings and ends, and other bytes, cut at every length, so
     /// that wordings run across every share's first byte. The reference is
     /// aho-corasick's own overlapping search.
     #[test]
