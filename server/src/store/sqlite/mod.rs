@@ -73,6 +73,16 @@ impl std::ops::DerefMut for WriteTx {
     }
 }
 
+/// The page size a new database file is made with (an existing one keeps its own:
+/// SQLite fixes it when the file is made, and in WAL mode for good). A commit writes
+/// each page it changes, whole, to the log before its `fsync`, and a new task
+/// changes one page in each of some twenty B-trees (its tables and their indexes):
+/// with 1 KiB pages that is about 30 KB a task rather than 90 KB with SQLite's
+/// default of 4 KiB, and the `fsync` of a task's creation, which a gateway call
+/// waits for before it sends, takes less time. Rows larger than a page (a long
+/// prompt) go on in overflow pages, as they do at any size.
+const PAGE_SIZE: u32 = 1024;
+
 impl SqliteStore {
     /// Open (creating the file if missing) and migrate the database at `url`.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
@@ -88,6 +98,7 @@ impl SqliteStore {
                 source,
             })?
             .create_if_missing(true)
+            .page_size(PAGE_SIZE)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
@@ -217,6 +228,36 @@ mod tests {
             first,
             "the first time is kept"
         );
+    }
+
+    /// A new file is made with small pages (set before the log is, or SQLite would
+    /// keep its default); a file made before keeps the pages it has, and opens.
+    #[tokio::test]
+    async fn a_new_file_has_small_pages_and_an_older_one_keeps_its_own() {
+        let page_size = |store: &SqliteStore| {
+            store
+                .readers
+                .read(|connection| {
+                    Ok(connection.query_row("PRAGMA page_size", [], |row| row.get::<_, u32>(0))?)
+                })
+                .unwrap()
+        };
+        let (_dir, _url, store) = open_temp().await;
+        assert_eq!(page_size(&store), PAGE_SIZE);
+        store.close().await;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("older.db");
+        let older = rusqlite::Connection::open(&path).unwrap();
+        older
+            .execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE made_before (x);")
+            .unwrap();
+        drop(older);
+        let store = SqliteStore::open(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        assert_eq!(page_size(&store), 4096, "SQLite's default, kept");
+        assert!(store.schema_version().await.unwrap() >= 2, "migrated");
     }
 
     #[tokio::test]

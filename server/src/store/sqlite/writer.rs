@@ -53,8 +53,9 @@ const UNHURRIED_WAIT: Duration = Duration::from_millis(2);
 /// How long the checkpointer lets batches gather before it copies them back.
 const CHECKPOINT_AFTER: Duration = Duration::from_millis(20);
 
-/// Log pages (about 40 MB) past which the writer checkpoints itself, should
-/// the checkpointer fall that far behind (SQLite's default is 1,000).
+/// Log pages (about 10 MB at 1 KiB a page, 40 MB at 4 KiB) past which the writer
+/// checkpoints itself, should the checkpointer fall that far behind (SQLite's
+/// default is 1,000).
 const WAL_FRAMES_BEFORE_THE_WRITER_CHECKPOINTS: i64 = 10_000;
 
 /// Run after a batch: told whether the batch committed.
