@@ -188,10 +188,11 @@ impl Wordings {
         }
         // A share's walk is in the true state (that of one walk from the beginning)
         // once the true state's wording prefix lies inside the share: a walk that
-        // read `read` bytes of its share holds the longest wording prefix those bytes
-        // end with, and the true one, if no longer, is among them. Until then the true walk
-        // is taken again from where the share before truly ended, and records only
-        // the wordings begun before the share, which the guess could not see.
+        // read `read` bytes of its share holds the longest wording prefix those
+        // bytes end with, and the true one, if no longer, is among them. Until then
+        // the true walk is taken again from where the share before truly ended, and
+        // records only the wordings begun before the share, which the guess could
+        // not see.
         let mut truly = ends[0];
         for walk in 1..WALKS {
             let share = &shares[walk];
