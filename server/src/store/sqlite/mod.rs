@@ -13,6 +13,7 @@ mod profiles;
 mod providers;
 mod reader;
 mod tasks;
+mod wal_batch;
 mod writer;
 
 use std::str::FromStr;
@@ -258,6 +259,51 @@ mod tests {
             .unwrap();
         assert_eq!(page_size(&store), 4096, "SQLite's default, kept");
         assert!(store.schema_version().await.unwrap() >= 2, "migrated");
+    }
+
+    /// The task writer runs as its gathered WAL needs (`wal_batch.rs`): every commit
+    /// synced, no cache spill; and its commit reaches the WAL in one write.
+    #[tokio::test]
+    async fn the_writer_syncs_every_commit_and_writes_each_at_once() {
+        let (_dir, _url, store) = open_temp().await;
+        let pragma = |connection: &rusqlite::Connection, name: &str| -> Result<i64, StoreError> {
+            Ok(connection.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))?)
+        };
+        let settings = store
+            .tasks
+            .write(
+                move |connection| {
+                    Ok((
+                        pragma(connection, "synchronous")?,
+                        pragma(connection, "cache_spill")?,
+                    ))
+                },
+                |_| {},
+            )
+            .await
+            .unwrap();
+        assert_eq!(settings, (2, 0), "synchronous = FULL, cache_spill = OFF");
+        let writes = || wal_batch::WRITES.with(std::cell::Cell::get);
+        let before = store
+            .tasks
+            .write(move |_| Ok(writes()), |_| {})
+            .await
+            .unwrap();
+        let after = store
+            .tasks
+            .write(
+                move |connection| {
+                    connection.execute_batch(
+                        "CREATE TABLE gathered (n TEXT); CREATE INDEX gathered_n ON gathered (n);",
+                    )?;
+                    Ok(())
+                },
+                |()| {},
+            )
+            .await
+            .and(store.tasks.write(move |_| Ok(writes()), |_| {}).await)
+            .unwrap();
+        assert_eq!(after - before, 1, "the commit's frames in one write");
     }
 
     #[tokio::test]

@@ -28,9 +28,10 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::wal_batch;
 use crate::store::StoreError;
 
 /// Taken by whichever writer writes: the task writer for a batch, the sqlx writer
@@ -109,18 +110,26 @@ impl TaskWriter {
     /// Open the database file at `path` (already migrated) and start the thread; it
     /// ends when every handle is dropped.
     pub(super) fn start(path: &std::path::Path, gate: Gate) -> Result<Self, String> {
-        let open = || -> Result<Connection, rusqlite::Error> {
-            let connection = Connection::open(path)?;
+        wal_batch::register()?;
+        // The writer's WAL is written a commit at a time (`wal_batch.rs`), which
+        // needs every commit synced (FULL) and no frames written before a commit
+        // (no cache spill): set before anything is written.
+        let open = |vfs: Option<&std::ffi::CStr>| -> Result<Connection, rusqlite::Error> {
+            let connection = match vfs {
+                Some(vfs) => Connection::open_with_flags_and_vfs(path, OpenFlags::default(), vfs)?,
+                None => Connection::open(path)?,
+            };
             connection.busy_timeout(Duration::from_secs(10))?;
-            connection.pragma_update(None, "journal_mode", "WAL")?;
             connection.pragma_update(None, "synchronous", "FULL")?;
+            connection.pragma_update(None, "cache_spill", "OFF")?;
+            connection.pragma_update(None, "journal_mode", "WAL")?;
             connection.pragma_update(None, "foreign_keys", "ON")?;
             // Savepoints keep their undo in memory rather than in a temporary file.
             connection.pragma_update(None, "temp_store", "MEMORY")?;
             connection.set_prepared_statement_cache_capacity(64);
             Ok(connection)
         };
-        let connection = open().map_err(|error| error.to_string())?;
+        let connection = open(Some(wal_batch::NAME)).map_err(|error| error.to_string())?;
         // Checkpoints are the checkpointer's (below); the writer checkpoints only
         // if that one falls far behind.
         connection
@@ -130,7 +139,7 @@ impl TaskWriter {
                 WAL_FRAMES_BEFORE_THE_WRITER_CHECKPOINTS,
             )
             .map_err(|error| error.to_string())?;
-        let checkpointer = open().map_err(|error| error.to_string())?;
+        let checkpointer = open(None).map_err(|error| error.to_string())?;
         let (written, batches) = sync_channel(1);
         std::thread::Builder::new()
             .name("switchback-checkpoints".to_owned())
