@@ -303,7 +303,14 @@ mod tests {
             .await
             .and(store.tasks.write(move |_| Ok(writes()), |_| {}).await)
             .unwrap();
-        assert_eq!(after - before, 1, "the commit's frames in one write");
+        // One write; two if the checkpointer has just emptied the log, which starts
+        // again with a header synced before the frames. Written a page at a time,
+        // these five or so pages would be twice as many writes.
+        assert!(
+            (1..=2).contains(&(after - before)),
+            "the commit's frames in one write: {}",
+            after - before
+        );
     }
 
     #[tokio::test]

@@ -10,10 +10,12 @@
 //! file (the database, the `-shm`) is the default VFS's own, untouched.
 //!
 //! Why nothing is lost or seen early: the task writer's connection runs with
-//! `synchronous = FULL` and `cache_spill = OFF` (`writer.rs`). Without spilling,
-//! SQLite writes frames only when it commits, and with FULL it then syncs the WAL
-//! before the wal-index shows the commit to any reader: the sync writes what was
-//! gathered first. A frame on disk before the sync is worth nothing to recovery
+//! `synchronous = FULL` and `cache_spill = OFF`, on a file that allows power-safe
+//! overwrites (SQLite's default), which [`guard`] checks and then keeps: a statement
+//! that would change the first two, or the journal mode, is refused. Without
+//! spilling, SQLite writes frames only when it commits; with FULL it then syncs the
+//! WAL before the wal-index shows the commit to any reader, and the sync writes what
+//! was gathered first; with power-safe overwrites it pads no frame after that sync. A frame on disk before the sync is worth nothing to recovery
 //! (it checks every frame's checksum and stops at the last synced commit), so a
 //! crash before it loses what was not yet durable either way. A write that does
 //! not follow the gathered ones (the WAL's header after a restart, a rewritten
@@ -65,6 +67,52 @@ pub(super) fn register() -> Result<(), String> {
         .clone()
 }
 
+/// Checks that `connection` (opened through this VFS) runs as gathering needs (see
+/// the module's doc), and refuses from then on any statement that would change it.
+pub(super) fn guard(connection: &rusqlite::Connection) -> Result<(), String> {
+    let pragma = |name: &str| -> Result<i64, String> {
+        connection
+            .query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
+            .map_err(|error| format!("reading PRAGMA {name}: {error}"))
+    };
+    if pragma("synchronous")? < 2 {
+        return Err("the task writer's WAL needs synchronous = FULL".to_owned());
+    }
+    if pragma("cache_spill")? != 0 {
+        return Err("the task writer's WAL needs cache_spill = OFF".to_owned());
+    }
+    let mut power_safe: c_int = -1;
+    // SAFETY: the handle is the connection's own, used on its thread for one call;
+    // this file control reads (with -1) an int through the pointer it is given.
+    let code = unsafe {
+        ffi::sqlite3_file_control(
+            connection.handle(),
+            c"main".as_ptr(),
+            ffi::SQLITE_FCNTL_POWERSAFE_OVERWRITE,
+            std::ptr::addr_of_mut!(power_safe).cast(),
+        )
+    };
+    if code != ffi::SQLITE_OK || power_safe != 1 {
+        return Err("the task writer's WAL needs power-safe overwrites (psow)".to_owned());
+    }
+    connection
+        .authorizer(Some(
+            |context: rusqlite::hooks::AuthContext<'_>| match context.action {
+                rusqlite::hooks::AuthAction::Pragma {
+                    pragma_name,
+                    pragma_value: Some(_),
+                } if ["synchronous", "cache_spill", "journal_mode"]
+                    .iter()
+                    .any(|kept| pragma_name.eq_ignore_ascii_case(kept)) =>
+                {
+                    rusqlite::hooks::Authorization::Deny
+                }
+                _ => rusqlite::hooks::Authorization::Allow,
+            },
+        ))
+        .map_err(|error| error.to_string())
+}
+
 /// The default VFS, which opens and does everything but gather a WAL's writes.
 struct Inner(*mut ffi::sqlite3_vfs);
 // SAFETY: SQLite's VFS objects are safe to use from any thread (their methods
@@ -90,8 +138,11 @@ thread_local! {
     pub(super) static WRITES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Where the default VFS's file starts inside ours (aligned as SQLite aligns).
-const INNER_AT: usize = std::mem::size_of::<WalFile>().next_multiple_of(16);
+/// Where the default VFS's file starts inside ours: past ours, on a multiple of 8,
+/// as SQLite places it (it allocates `szOsFile` bytes aligned to 8, all any file
+/// here needs).
+const INNER_AT: usize = std::mem::size_of::<WalFile>().next_multiple_of(8);
+const _: () = assert!(std::mem::align_of::<WalFile>() <= 8);
 
 impl WalFile {
     /// The default VFS's file.
@@ -162,9 +213,18 @@ unsafe extern "C" fn open(
     // SAFETY: `file` has room for a WalFile and then the default VFS's file.
     unsafe {
         (*file).pMethods = std::ptr::null();
-        let code = inner_open(inner, name, WalFile::inner(file), flags, out_flags);
-        if code != ffi::SQLITE_OK || (*WalFile::inner(file)).pMethods.is_null() {
+        let opened = WalFile::inner(file);
+        let code = inner_open(inner, name, opened, flags, out_flags);
+        let methods = (*opened).pMethods;
+        if code != ffi::SQLITE_OK {
+            // A failed open that left methods set is closed (SQLite will not).
+            if let Some(close) = methods.as_ref().and_then(|methods| methods.xClose) {
+                close(opened);
+            }
             return code;
+        }
+        if methods.is_null() {
+            return ffi::SQLITE_CANTOPEN;
         }
         std::ptr::addr_of_mut!((*file.cast::<WalFile>()).gathered).write(Vec::new());
         std::ptr::addr_of_mut!((*file.cast::<WalFile>()).at).write(0);
@@ -174,9 +234,10 @@ unsafe extern "C" fn open(
 }
 
 /// A WAL file's methods: writes gathered, everything else the default VFS's after
-/// a flush.
+/// a flush. Version 1: SQLite asks a WAL file for no shared memory and no memory
+/// map (those go to the database file, which is the default VFS's own).
 static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
-    iVersion: 3,
+    iVersion: 1,
     xClose: Some(close),
     xRead: Some(read),
     xWrite: Some(write),
@@ -189,12 +250,12 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xFileControl: Some(file_control),
     xSectorSize: Some(sector_size),
     xDeviceCharacteristics: Some(device_characteristics),
-    xShmMap: Some(shm_map),
-    xShmLock: Some(shm_lock),
-    xShmBarrier: Some(shm_barrier),
-    xShmUnmap: Some(shm_unmap),
-    xFetch: Some(fetch),
-    xUnfetch: Some(unfetch),
+    xShmMap: None,
+    xShmLock: None,
+    xShmBarrier: None,
+    xShmUnmap: None,
+    xFetch: None,
+    xUnfetch: None,
 };
 
 unsafe extern "C" fn write(
@@ -277,21 +338,6 @@ after_a_flush!(lock, xLock(level: c_int));
 after_a_flush!(unlock, xUnlock(level: c_int));
 after_a_flush!(check_reserved_lock, xCheckReservedLock(out: *mut c_int));
 after_a_flush!(file_control, xFileControl(operation: c_int, argument: *mut c_void));
-after_a_flush!(shm_map, xShmMap(page: c_int, size: c_int, extend: c_int, out: *mut *mut c_void));
-after_a_flush!(shm_lock, xShmLock(offset: c_int, count: c_int, flags: c_int));
-after_a_flush!(shm_unmap, xShmUnmap(delete: c_int));
-after_a_flush!(fetch, xFetch(offset: i64, amount: c_int, out: *mut *mut c_void));
-after_a_flush!(unfetch, xUnfetch(offset: i64, page: *mut c_void));
-
-unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
-    // SAFETY: SQLite calls this only on files this VFS opened as WalFiles.
-    unsafe {
-        WalFile::flush(file);
-        if let Some(method) = WalFile::methods(file).xShmBarrier {
-            method(WalFile::inner(file));
-        }
-    }
-}
 
 /// The default VFS's answer: these describe the device, and write nothing.
 unsafe extern "C" fn sector_size(file: *mut ffi::sqlite3_file) -> c_int {
@@ -324,7 +370,8 @@ mod tests {
     }
 
     /// Opens `path` as the task writer does: through this VFS, every commit synced,
-    /// no cache spill, small pages, WAL.
+    /// no cache spill, small pages, WAL; and a page cache of ten pages, so that
+    /// each transaction below would spill if spilling were on.
     fn open_gathering(path: &std::path::Path) -> Connection {
         super::register().unwrap();
         let connection =
@@ -332,14 +379,23 @@ mod tests {
         connection
             .execute_batch(
                 "PRAGMA synchronous = FULL; PRAGMA cache_spill = OFF; PRAGMA page_size = 1024;
-                 PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;",
+                 PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = 10;",
             )
             .unwrap();
+        super::guard(&connection).unwrap();
         connection
     }
 
+    /// Inserts `count` rows in one transaction, after rows inserted and taken back
+    /// in a savepoint of their own.
     fn insert_rows(connection: &mut Connection, from: usize, count: usize) {
-        let transaction = connection.transaction().unwrap();
+        let mut transaction = connection.transaction().unwrap();
+        let mut savepoint = transaction.savepoint().unwrap();
+        savepoint
+            .execute("INSERT INTO rows (n, text) VALUES (-1, 'taken back')", [])
+            .unwrap();
+        savepoint.rollback().unwrap();
+        drop(savepoint);
         for n in from..from + count {
             transaction
                 .execute(
@@ -351,10 +407,11 @@ mod tests {
         transaction.commit().unwrap();
     }
 
-    /// A commit of many pages reaches the WAL in one write (the first after the log
-    /// starts again in two: SQLite syncs the new header before any frame); a reader
-    /// on SQLite's own VFS sees each commit as soon as it returns; and the file
-    /// checks whole and holds every row when opened again without this VFS.
+    /// A commit of many more pages than the cache holds reaches the WAL in one
+    /// write (the first after the log starts again in two: SQLite syncs the new
+    /// header before any frame), between commits of another connection on SQLite's
+    /// own VFS, which sees each of ours as soon as it returns; and the file checks
+    /// whole and holds every row when opened again without this VFS.
     #[test]
     fn a_commit_is_one_write_seen_at_once_and_whole_after() {
         let dir = tempfile::tempdir().unwrap();
@@ -366,7 +423,10 @@ mod tests {
                  CREATE INDEX rows_text ON rows (text);",
             )
             .unwrap();
-        let reader = Connection::open(&path).unwrap();
+        let other = Connection::open(&path).unwrap();
+        other
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .unwrap();
         let count = |connection: &Connection| -> usize {
             connection
                 .query_row("SELECT COUNT(*) FROM rows", [], |row| row.get::<_, i64>(0))
@@ -391,7 +451,15 @@ mod tests {
                     if restarted { 2 } else { 1 },
                     "writes of commit {commit}, round {round}"
                 );
-                assert_eq!(count(&reader), rows, "seen by a reader at once");
+                assert_eq!(count(&other), rows, "seen by another connection at once");
+                // The other connection writes the log next, where ours left it.
+                other
+                    .execute(
+                        "INSERT INTO rows (n, text) VALUES (?1, 'the other')",
+                        [1_000_000 + rows as i64],
+                    )
+                    .unwrap();
+                rows += 1;
             }
             // The log starts again from its beginning (header, then frames).
             writer
@@ -400,12 +468,54 @@ mod tests {
                 })
                 .unwrap();
         }
-        drop((writer, reader));
+        assert_eq!(count(&writer), rows, "the writer reads the other's rows");
+        drop((writer, other));
         let reopened = Connection::open(&path).unwrap();
         let check: String = reopened
             .query_row("PRAGMA integrity_check", [], |row| row.get(0))
             .unwrap();
         assert_eq!(check, "ok");
         assert_eq!(count(&reopened), rows);
+    }
+
+    /// The guard refuses a connection that would publish gathered frames unsynced,
+    /// or spill them, and keeps a guarded one from being changed to either.
+    #[test]
+    fn the_guard_keeps_every_commit_synced_and_unspilled() {
+        let dir = tempfile::tempdir().unwrap();
+        super::register().unwrap();
+        let open = |settings: &str| {
+            let connection = Connection::open_with_flags_and_vfs(
+                dir.path().join("guarded.db"),
+                OpenFlags::default(),
+                super::NAME,
+            )
+            .unwrap();
+            connection.execute_batch(settings).unwrap();
+            connection
+        };
+        let error = super::guard(&open(
+            "PRAGMA synchronous = NORMAL; PRAGMA cache_spill = OFF;",
+        ))
+        .unwrap_err();
+        assert!(error.contains("synchronous"), "{error}");
+        let error = super::guard(&open("PRAGMA synchronous = FULL;")).unwrap_err();
+        assert!(error.contains("cache_spill"), "{error}");
+        let guarded = open("PRAGMA synchronous = FULL; PRAGMA cache_spill = OFF;");
+        super::guard(&guarded).unwrap();
+        for change in [
+            "PRAGMA synchronous = NORMAL",
+            "PRAGMA cache_spill = ON",
+            "PRAGMA Journal_Mode = DELETE",
+        ] {
+            assert!(guarded.execute_batch(change).is_err(), "{change} refused");
+        }
+        let synchronous: i64 = guarded
+            .query_row("PRAGMA synchronous", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(synchronous, 2, "reading is allowed, and it is unchanged");
+        guarded
+            .execute_batch("PRAGMA foreign_keys = ON; CREATE TABLE t (x);")
+            .unwrap();
     }
 }

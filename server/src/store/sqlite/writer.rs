@@ -139,6 +139,7 @@ impl TaskWriter {
                 WAL_FRAMES_BEFORE_THE_WRITER_CHECKPOINTS,
             )
             .map_err(|error| error.to_string())?;
+        wal_batch::guard(&connection)?;
         let checkpointer = open(None).map_err(|error| error.to_string())?;
         let (written, batches) = sync_channel(1);
         std::thread::Builder::new()
