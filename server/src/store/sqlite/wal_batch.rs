@@ -33,6 +33,12 @@ pub(super) const NAME: &CStr = c"switchback-wal-batch";
 /// Gathered bytes past this are written at once (a commit's frames are far fewer).
 const MOST_GATHERED: usize = 4 << 20;
 
+/// The most bytes one call writes: the default VFS writes less than 128 KiB a call
+/// (it masks a longer length to its low 17 bits, and a write of a multiple of
+/// 128 KiB would write nothing and fail as a full disk). A batch larger than a
+/// gateway call's commit (some 35 KB) takes a call per 64 KiB.
+const MOST_AT_ONCE: usize = 64 << 10;
+
 /// Registers the VFS (once; later calls return at once). Fails only if SQLite has
 /// no default VFS or refuses the registration.
 pub(super) fn register() -> Result<(), String> {
@@ -172,24 +178,26 @@ impl WalFile {
     unsafe fn flush(file: *mut ffi::sqlite3_file) -> c_int {
         // SAFETY: `file` is a WalFile (the caller's promise).
         let this = unsafe { &mut *file.cast::<WalFile>() };
-        if this.gathered.is_empty() {
-            return ffi::SQLITE_OK;
+        let mut code = ffi::SQLITE_OK;
+        let mut at = this.at;
+        for chunk in this.gathered.chunks(MOST_AT_ONCE) {
+            #[cfg(test)]
+            WRITES.with(|writes| writes.set(writes.get() + 1));
+            // SAFETY: the inner file is open; `chunk` holds its length in bytes,
+            // which is below `MOST_AT_ONCE` and so fits a c_int.
+            code = unsafe {
+                (Self::methods(file).xWrite.expect("a file writes"))(
+                    Self::inner(file),
+                    chunk.as_ptr().cast(),
+                    chunk.len() as c_int,
+                    at,
+                )
+            };
+            if code != ffi::SQLITE_OK {
+                break;
+            }
+            at += chunk.len() as i64;
         }
-        let Ok(amount) = c_int::try_from(this.gathered.len()) else {
-            this.gathered.clear();
-            return ffi::SQLITE_IOERR_WRITE;
-        };
-        #[cfg(test)]
-        WRITES.with(|writes| writes.set(writes.get() + 1));
-        // SAFETY: the inner file is open; the buffer holds `amount` bytes.
-        let code = unsafe {
-            (Self::methods(file).xWrite.expect("a file writes"))(
-                Self::inner(file),
-                this.gathered.as_ptr().cast(),
-                amount,
-                this.at,
-            )
-        };
         this.gathered.clear();
         code
     }
@@ -411,7 +419,8 @@ mod tests {
     /// write (the first after the log starts again in two: SQLite syncs the new
     /// header before any frame), between commits of another connection on SQLite's
     /// own VFS, which sees each of ours as soon as it returns; and the file checks
-    /// whole and holds every row when opened again without this VFS.
+    /// whole and holds every row when opened again without this VFS. A commit too
+    /// large for one write takes one a 64 KiB.
     #[test]
     fn a_commit_is_one_write_seen_at_once_and_whole_after() {
         let dir = tempfile::tempdir().unwrap();
@@ -468,6 +477,21 @@ mod tests {
                 })
                 .unwrap();
         }
+        // A commit of some 800 KB, the first in the emptied log: its header (32
+        // bytes, synced first), then a write per 64 KiB of frames, none of 128 KiB
+        // or more (which SQLite's own VFS cannot write).
+        let before = (writes(), log_size());
+        assert_eq!(before.1, 0, "emptied");
+        insert_rows(&mut writer, rows, 1_500);
+        rows += 1_500;
+        let after = (writes(), log_size());
+        let chunks = (after.1 - 32).div_ceil(64 << 10) as usize;
+        assert!(chunks > 4, "a large commit: {before:?} {after:?}");
+        assert_eq!(
+            after.0 - before.0,
+            1 + chunks,
+            "the header, then a write per 64 KiB"
+        );
         assert_eq!(count(&writer), rows, "the writer reads the other's rows");
         drop((writer, other));
         let reopened = Connection::open(&path).unwrap();
