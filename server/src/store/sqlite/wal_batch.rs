@@ -5,9 +5,10 @@
 //! its `fsync`: on this kind of virtual machine about 0.1 ms, against 0.02 ms for
 //! one call of the same bytes (bench/RESULTS.md). This VFS is SQLite's own default
 //! VFS with one change: a WAL file's writes that follow each other are gathered in
-//! memory and written in one call, before anything else is asked of the file (its
-//! sync, a read, its size, a truncation, a file control, its close). Every other
-//! file (the database, the `-shm`) is the default VFS's own, untouched.
+//! memory and written in one call (one per 64 KiB, the most the default VFS writes
+//! at once), before anything else is asked of the file (its sync, a read, its
+//! size, a truncation, a file control, its close). Every other file (the database,
+//! the `-shm`) is the default VFS's own, untouched.
 //!
 //! Why nothing is lost or seen early: the task writer's connection runs with
 //! `synchronous = FULL` and `cache_spill = OFF`, on a file that allows power-safe
@@ -15,12 +16,12 @@
 //! that would change the first two, or the journal mode, is refused. Without
 //! spilling, SQLite writes frames only when it commits; with FULL it then syncs the
 //! WAL before the wal-index shows the commit to any reader, and the sync writes what
-//! was gathered first; with power-safe overwrites it pads no frame after that sync. A frame on disk before the sync is worth nothing to recovery
-//! (it checks every frame's checksum and stops at the last synced commit), so a
-//! crash before it loses what was not yet durable either way. A write that does
-//! not follow the gathered ones (the WAL's header after a restart, a rewritten
-//! frame) writes the gathered ones first, so writes reach the file in SQLite's own
-//! order.
+//! was gathered first; with power-safe overwrites it pads no frame after that sync.
+//! A frame on disk before the sync is worth nothing to recovery (it checks every
+//! frame's checksum and stops at the last synced commit), so a crash before it
+//! loses what was not yet durable either way. A write that does not follow the
+//! gathered ones (the WAL's header after a restart, a rewritten frame) writes the
+//! gathered ones first, so writes reach the file in SQLite's own order.
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::OnceLock;
