@@ -170,7 +170,8 @@ impl WalFile {
         unsafe { &*(*Self::inner(file)).pMethods }
     }
 
-    /// Writes what was gathered, in one call; nothing is gathered afterwards, even
+    /// Writes what was gathered, a call per [`MOST_AT_ONCE`] bytes (one for a
+    /// gateway call's commit); nothing is gathered afterwards, even
     /// when the write fails (SQLite then fails the commit, and writes its frames
     /// again from where they began).
     ///
