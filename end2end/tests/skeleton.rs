@@ -82,6 +82,59 @@ async fn controls_work_after_hydration_and_links_navigate_in_the_app() -> anyhow
     Ok(())
 }
 
+/// The home page of a new install reads its data again each time its live stream
+/// opens, which draws its sections anew: what a person typed into the schedule's
+/// preview stays.
+#[tokio::test]
+async fn the_schedule_preview_keeps_what_was_typed_when_the_page_is_read_again()
+-> anyhow::Result<()> {
+    let server = TestServer::start()?;
+    let browser = Browser::launch().await?;
+    let page = browser.page(Device::Desktop, true).await?;
+    // The live stream opens only once the person has typed.
+    let (open, opened) = tokio::sync::watch::channel(false);
+    page.route("**/api/events", move |route| {
+        let mut opened = opened.clone();
+        async move {
+            let _ = opened.wait_for(|open| *open).await;
+            route.continue_(None).await
+        }
+    })
+    .await?;
+    page.goto(&server.url("/"), None).await?;
+    page.wait_for_hydration().await?;
+    page.get_by_role(AriaRole::Spinbutton, named("Max retries"))
+        .fill("2", None)
+        .await?;
+    page.get_by_role(AriaRole::Spinbutton, named("Initial interval (ms)"))
+        .fill("1000", None)
+        .await?;
+    let typed = "retry 1 after 1 s, retry 2 after 2 s; gives up after 3 s, then skips to the next candidate";
+    let schedule = page.get_by_role(AriaRole::Status, None);
+    expect(schedule.clone()).to_have_text(typed).await?;
+
+    // A provider added meanwhile shows when the page's data has been read again.
+    let (status, body) = server.send_json(
+        "POST",
+        "/api/providers",
+        &serde_json::json!({"name": "Simulated", "kind": "simulated"}),
+    )?;
+    assert_eq!(status, 201, "{body}");
+    open.send(true)?;
+    expect(page.locator("li.step.done").first())
+        .to_be_visible()
+        .await?;
+    expect(schedule).to_have_text(typed).await?;
+    assert_eq!(
+        page.get_by_role(AriaRole::Spinbutton, named("Max retries"))
+            .input_value(None)
+            .await?,
+        "2"
+    );
+    assert_eq!(page.errors(), Vec::<String>::new(), "no uncaught errors");
+    Ok(())
+}
+
 #[tokio::test]
 async fn unknown_paths_get_the_apps_not_found_page() -> anyhow::Result<()> {
     let server = TestServer::start()?;

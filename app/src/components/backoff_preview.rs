@@ -1,15 +1,37 @@
 use leptos::prelude::*;
 use policy::{JITTER_PCT_BOUNDS, MAX_RETRIES_BOUNDS, PolicySection, describe_schedule};
 
+/// What a person typed into [`BackoffPreview`]: owned by the page rather than by
+/// the preview, so that the preview drawn again (the home page's data read again
+/// when its live stream opens, which draws its section anew) shows what they typed,
+/// not the defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct BackoffInputs {
+    initial_interval_ms: RwSignal<u64>,
+    max_retries: RwSignal<u32>,
+    jitter_pct: RwSignal<u32>,
+}
+
+impl Default for BackoffInputs {
+    /// A transient section's first interval and retries, without jitter.
+    fn default() -> Self {
+        Self {
+            initial_interval_ms: RwSignal::new(500),
+            max_retries: RwSignal::new(3),
+            jitter_pct: RwSignal::new(0),
+        }
+    }
+}
+
 /// A small explainer: type a first interval, a retry count and a jitter, and
 /// read the delays a transient section would use (with jitter, the band each
 /// can fall in). The words come from the policy crate, the same code the
 /// server runs, so they update in the browser on every keystroke.
 #[component]
-pub fn BackoffPreview() -> impl IntoView {
-    let (initial_interval_ms, set_initial_interval_ms) = signal(500u64);
-    let (max_retries, set_max_retries) = signal(3u32);
-    let (jitter_pct, set_jitter_pct) = signal(0u32);
+pub fn BackoffPreview(inputs: BackoffInputs) -> impl IntoView {
+    let (initial_interval_ms, set_initial_interval_ms) = inputs.initial_interval_ms.split();
+    let (max_retries, set_max_retries) = inputs.max_retries.split();
+    let (jitter_pct, set_jitter_pct) = inputs.jitter_pct.split();
     let schedule = Memo::new(move |_| {
         describe(
             initial_interval_ms.get(),

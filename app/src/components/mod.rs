@@ -5,7 +5,7 @@ mod circuit_state;
 mod error_notice;
 mod field;
 
-pub use backoff_preview::BackoffPreview;
+pub use backoff_preview::{BackoffInputs, BackoffPreview};
 pub use circuit_state::{CircuitReopens, CircuitTitle};
 pub use error_notice::ErrorNotice;
 pub use field::{

@@ -3,7 +3,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use policy::route::{ManualAction, RouteState};
 
-use crate::components::{BackoffPreview, CircuitReopens, CircuitTitle, ErrorNotice};
+use crate::components::{BackoffInputs, BackoffPreview, CircuitReopens, CircuitTitle, ErrorNotice};
 use crate::server_fns::{act_on_task, load_overview};
 use crate::tasks::live::{use_reread_on_route_events, use_server_clock};
 use crate::tasks::words::{action_label, candidate_label, countdown, relative, state_label};
@@ -19,6 +19,9 @@ pub fn HomePage() -> impl IntoView {
     // Outside what is read again: an action's refusal stays on screen when the
     // overview it caused to be read again arrives.
     let notice = RwSignal::new(None::<String>);
+    // Outside it too: what a person typed into the schedule's preview stays when
+    // the overview is read again (as it is each time the live stream opens).
+    let preview = BackoffInputs::default();
     let connection = use_reread_on_route_events(move || data.refetch());
     view! {
         <Title text="Home" />
@@ -28,7 +31,7 @@ pub fn HomePage() -> impl IntoView {
                 data.get()
                     .map(|result| match result {
                         Ok(overview) if !overview.setup.any_task => {
-                            view! { <GettingStarted overview /> }.into_any()
+                            view! { <GettingStarted overview preview /> }.into_any()
                         }
                         Ok(overview) => view! {
                             <div class="page-heading">
@@ -50,7 +53,7 @@ pub fn HomePage() -> impl IntoView {
 /// An install where no task ever ran: what Switchback does, the three steps to a
 /// first task (each marked once done), and a taste of a policy's schedule.
 #[component]
-fn GettingStarted(overview: OverviewView) -> impl IntoView {
+fn GettingStarted(overview: OverviewView, preview: BackoffInputs) -> impl IntoView {
     let setup = overview.setup;
     let step = |done: bool| if done { "step done" } else { "step" };
     let done_word = |done: bool| {
@@ -84,7 +87,7 @@ fn GettingStarted(overview: OverviewView) -> impl IntoView {
                 </li>
             </ol>
         </section>
-        <BackoffPreview />
+        <BackoffPreview inputs=preview />
     }
 }
 
