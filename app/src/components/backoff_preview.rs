@@ -13,7 +13,7 @@ pub struct BackoffInputs {
 }
 
 impl Default for BackoffInputs {
-    /// A transient section's first interval and retries, without jitter.
+    /// A first interval of 500 ms, three retries, no jitter.
     fn default() -> Self {
         Self {
             initial_interval_ms: RwSignal::new(500),

@@ -20,7 +20,8 @@ pub fn HomePage() -> impl IntoView {
     // overview it caused to be read again arrives.
     let notice = RwSignal::new(None::<String>);
     // Outside it too: what a person typed into the schedule's preview stays when
-    // the overview is read again (as it is each time the live stream opens).
+    // the overview is read again (each time the live stream opens, and after each
+    // burst of route events).
     let preview = BackoffInputs::default();
     let connection = use_reread_on_route_events(move || data.refetch());
     view! {
