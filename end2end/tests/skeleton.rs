@@ -46,6 +46,22 @@ async fn home_page_is_rendered_on_the_server_without_javascript() -> anyhow::Res
     Ok(())
 }
 
+/// What the home page's schedule preview says once [`type_a_schedule`] has typed.
+const TYPED_SCHEDULE: &str =
+    "retry 1 after 1 s, retry 2 after 2 s; gives up after 3 s, then skips to the next candidate";
+
+/// Type two retries and a first interval of 1 s into the home page's schedule
+/// preview (hydrated).
+async fn type_a_schedule(page: &TestPage) -> anyhow::Result<()> {
+    page.get_by_role(AriaRole::Spinbutton, named("Max retries"))
+        .fill("2", None)
+        .await?;
+    page.get_by_role(AriaRole::Spinbutton, named("Initial interval (ms)"))
+        .fill("1000", None)
+        .await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn controls_work_after_hydration_and_links_navigate_in_the_app() -> anyhow::Result<()> {
     let server = TestServer::start()?;
@@ -54,14 +70,9 @@ async fn controls_work_after_hydration_and_links_navigate_in_the_app() -> anyhow
     page.goto(&server.url("/"), None).await?;
     page.wait_for_hydration().await?;
 
-    page.get_by_role(AriaRole::Spinbutton, named("Max retries"))
-        .fill("2", None)
-        .await?;
-    page.get_by_role(AriaRole::Spinbutton, named("Initial interval (ms)"))
-        .fill("1000", None)
-        .await?;
+    type_a_schedule(&page).await?;
     expect(page.get_by_role(AriaRole::Status, None))
-        .to_have_text("retry 1 after 1 s, retry 2 after 2 s; gives up after 3 s, then skips to the next candidate")
+        .to_have_text(TYPED_SCHEDULE)
         .await?;
 
     page.get_by_role(AriaRole::Link, named("Profiles"))
@@ -103,15 +114,11 @@ async fn the_schedule_preview_keeps_what_was_typed_when_the_page_is_read_again()
     .await?;
     page.goto(&server.url("/"), None).await?;
     page.wait_for_hydration().await?;
-    page.get_by_role(AriaRole::Spinbutton, named("Max retries"))
-        .fill("2", None)
-        .await?;
-    page.get_by_role(AriaRole::Spinbutton, named("Initial interval (ms)"))
-        .fill("1000", None)
-        .await?;
-    let typed = "retry 1 after 1 s, retry 2 after 2 s; gives up after 3 s, then skips to the next candidate";
+    type_a_schedule(&page).await?;
     let schedule = page.get_by_role(AriaRole::Status, None);
-    expect(schedule.clone()).to_have_text(typed).await?;
+    expect(schedule.clone())
+        .to_have_text(TYPED_SCHEDULE)
+        .await?;
 
     // A provider added meanwhile shows when the page's data has been read again.
     let (status, body) = server.send_json(
@@ -124,7 +131,7 @@ async fn the_schedule_preview_keeps_what_was_typed_when_the_page_is_read_again()
     expect(page.locator("li.step.done").first())
         .to_be_visible()
         .await?;
-    expect(schedule).to_have_text(typed).await?;
+    expect(schedule).to_have_text(TYPED_SCHEDULE).await?;
     assert_eq!(
         page.get_by_role(AriaRole::Spinbutton, named("Max retries"))
             .input_value(None)
