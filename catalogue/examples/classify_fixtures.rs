@@ -9,6 +9,13 @@
 //! is the cost of one: (instructions at 101 rounds - at 1 round) / (100 x fixtures),
 //! with the instructions from the `Collected` line callgrind prints.
 //!
+//! `working-set` instead times the classifications (by the clock, so run it on an
+//! otherwise idle machine) with the fixtures taken in blocks, each block classified in
+//! turn 32 times before the next: blocks of one fixture are one error repeated, as in a
+//! storm of one provider's 429s; a block of every fixture is what the criterion bench
+//! measures. It prints the time of one classification for each size of block
+//! (`working-set 8`: blocks of eight only).
+//!
 //! ```text
 //! cargo build -p catalogue --release --example classify_fixtures
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
@@ -27,11 +34,16 @@ use fixture_set::{NOW_MS, fixture_evidence};
 fn main() {
     let mut arguments = std::env::args().skip(1);
     let mode = arguments.next().unwrap_or_else(|| "classify".to_owned());
-    let rounds: usize = arguments
+    let count: Option<usize> = arguments
         .next()
-        .map_or(1, |count| count.parse().expect("a number of rounds"));
+        .map(|count| count.parse().expect("a number"));
+    let rounds = count.unwrap_or(1);
     let fixtures = fixture_evidence();
     let catalogue = catalogue::Catalogue::shared();
+    if mode == "working-set" {
+        working_set(&fixtures, count);
+        return;
+    }
     for _ in 0..rounds {
         for (evidence, line) in &fixtures {
             let verdict = match mode.as_str() {
@@ -50,4 +62,47 @@ fn main() {
         fixtures.len() * rounds,
         fixtures.len()
     );
+}
+
+/// How many times in turn `working-set` classifies each block of fixtures.
+const TURNS: usize = 32;
+
+/// The time of one classification with the fixtures classified in blocks of each size,
+/// or of `only` this size.
+fn working_set(fixtures: &[(catalogue::Evidence, String)], only: Option<usize>) {
+    let catalogue = catalogue::Catalogue::shared();
+    // The fixtures are read family by family: taken by a stride near the golden ratio
+    // of their number (one that shares no factor with it, so every fixture is taken
+    // once), a block holds errors of many families, as the whole set does.
+    let count = fixtures.len();
+    let coprime = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a == 1
+    };
+    let stride = (count * 618 / 1000..count)
+        .find(|stride| coprime(*stride, count))
+        .unwrap_or(1);
+    let order: Vec<usize> = (0..count).map(|at| at * stride % count).collect();
+    let sizes = match only {
+        Some(size) => vec![size],
+        None => vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, count],
+    };
+    for size in sizes {
+        let started = std::time::Instant::now();
+        for block in order.chunks(size) {
+            for _ in 0..TURNS {
+                for index in block {
+                    black_box(catalogue.classify(black_box(&fixtures[*index].0), NOW_MS));
+                }
+            }
+        }
+        let each = started.elapsed().as_secs_f64() / (TURNS * count) as f64;
+        println!(
+            "blocks of {size:>4}: {:>5.0} ns a classification, {:>7.0} a second",
+            each * 1e9,
+            1.0 / each
+        );
+    }
 }
