@@ -9,19 +9,26 @@
 //! is the cost of one: (instructions at 101 rounds - at 1 round) / (100 x fixtures),
 //! with the instructions from the `Collected` line callgrind prints.
 //!
-//! `working-set` instead times the classifications (by the clock, so run it on an
-//! otherwise idle machine) with the fixtures taken in blocks, each block classified in
-//! turn 32 times before the next: blocks of one fixture are one error repeated, as in a
-//! storm of one provider's 429s; a block of every fixture is what the criterion bench
-//! measures. It prints the time of one classification for each size of block
-//! (`working-set 8`: blocks of eight only).
-//!
 //! ```text
 //! cargo build -p catalogue --release --example classify_fixtures
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     target/release/examples/classify_fixtures classify 1
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     target/release/examples/classify_fixtures classify 101
+//! ```
+//!
+//! `working-set` instead times the classifications by the clock (so run it on an
+//! otherwise idle machine), with the fixtures taken in blocks and each block
+//! classified in turn 32 times before the next: blocks of one fixture are one error
+//! repeated, as in a storm of one provider's identical errors (every call answered
+//! 529); the block of every fixture is the whole set in turn, as the criterion bench's
+//! first case takes it. It prints the time of one classification for each size of
+//! block, from 1 to the whole set, after one untimed pass over the set; a size that
+//! does not divide the set leaves a shorter last block. `working-set 8` times blocks
+//! of eight only (for cachegrind).
+//!
+//! ```text
+//! cargo run -p catalogue --release --example classify_fixtures -- working-set
 //! ```
 
 use std::hint::black_box;
@@ -34,14 +41,16 @@ use fixture_set::{NOW_MS, fixture_evidence};
 fn main() {
     let mut arguments = std::env::args().skip(1);
     let mode = arguments.next().unwrap_or_else(|| "classify".to_owned());
-    let count: Option<usize> = arguments
-        .next()
-        .map(|count| count.parse().expect("a number"));
+    let count: Option<usize> = arguments.next().map(|count| {
+        count
+            .parse()
+            .expect("a number of rounds, or a size of block")
+    });
     let rounds = count.unwrap_or(1);
     let fixtures = fixture_evidence();
     let catalogue = catalogue::Catalogue::shared();
     if mode == "working-set" {
-        working_set(&fixtures, count);
+        working_set(catalogue, &fixtures, count);
         return;
     }
     for _ in 0..rounds {
@@ -69,12 +78,18 @@ const TURNS: usize = 32;
 
 /// The time of one classification with the fixtures classified in blocks of each size,
 /// or of `only` this size.
-fn working_set(fixtures: &[(catalogue::Evidence, String)], only: Option<usize>) {
-    let catalogue = catalogue::Catalogue::shared();
-    // The fixtures are read family by family: taken by a stride near the golden ratio
-    // of their number (one that shares no factor with it, so every fixture is taken
-    // once), a block holds errors of many families, as the whole set does.
+fn working_set(
+    catalogue: &catalogue::Catalogue,
+    fixtures: &[(catalogue::Evidence, String)],
+    only: Option<usize>,
+) {
     let count = fixtures.len();
+    assert!(count > 0, "no fixtures to classify");
+    assert!(only != Some(0), "a block holds at least one fixture");
+    // `fixture_evidence` gives the fixtures family by family: taken by a stride of
+    // about 0.618 times their number (one that shares no factor with it, so that
+    // every fixture is taken once), a block holds errors of many families, as the
+    // whole set does.
     let coprime = |mut a: usize, mut b: usize| {
         while b != 0 {
             (a, b) = (b, a % b);
@@ -89,6 +104,9 @@ fn working_set(fixtures: &[(catalogue::Evidence, String)], only: Option<usize>) 
         Some(size) => vec![size],
         None => vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, count],
     };
+    for (evidence, _) in fixtures {
+        black_box(catalogue.classify(black_box(evidence), NOW_MS));
+    }
     for size in sizes {
         let started = std::time::Instant::now();
         for block in order.chunks(size) {
